@@ -1,0 +1,360 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxInFlight is the default bound on requests served at once on one connection.
+const MaxInFlight = 64
+
+// ErrClosed is returned by calls on a closed connection, and by pending calls whose
+// connection closed before the peer answered.
+var ErrClosed = errors.New("jsonrpc: connection closed")
+
+// Handler answers the requests and notifications of one connection. Conn calls Handle
+// on a goroutine of its own per message (or on the reader goroutine when
+// Options.Inline says so), so Handle must be safe for concurrent use.
+//
+// A result is marshaled with encoding/json/v2 (a jsontext.Value goes out as is). An
+// *Error answers with its code; any other error answers -32603 and is logged. The ctx
+// ends when the connection closes. The answer to a notification is discarded.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// Options tune a Conn. The zero value is ready to use.
+type Options struct {
+	// MaxInFlight bounds the requests and notifications served at once; when reached,
+	// the connection is not read until one finishes. Zero means MaxInFlight.
+	MaxInFlight int
+	// Inline, when it reports true, makes the reader serve the request itself before
+	// reading the next frame: the server uses it to serve the handshake in order.
+	Inline func(*Request) bool
+	// Logger receives connection events; never frame contents. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Conn is one JSON-RPC connection: either side may send requests. Inbound requests
+// go to the Handler concurrently; outbound calls get ids "zc-out-<n>" counting from 0
+// and wait in this connection's own pending map, so the peer's ids never collide with
+// ours even when textually equal. Frames are written by one writer at a time.
+type Conn struct {
+	framer  Framer
+	handler Handler
+	inline  func(*Request) bool
+	log     *slog.Logger
+	slots   chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	writeMu sync.Mutex
+
+	pendingMu sync.Mutex
+	pending   map[string]chan *Response
+	nextID    atomic.Uint64
+
+	closeOnce sync.Once
+	closed    atomic.Bool
+	done      chan struct{}
+	serving   sync.WaitGroup
+}
+
+// NewConn returns a connection over framer; Run starts it.
+func NewConn(framer Framer, h Handler, opts Options) *Conn {
+	n := opts.MaxInFlight
+	if n <= 0 {
+		n = MaxInFlight
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Conn{
+		framer:  framer,
+		handler: h,
+		inline:  opts.Inline,
+		log:     log,
+		slots:   make(chan struct{}, n),
+		pending: make(map[string]chan *Response),
+		done:    make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// Run reads and serves frames until the peer hangs up, a framing violation, or Close.
+// It then closes the connection, fails pending calls, waits for running handlers, and
+// returns why reading stopped (nil for a clean end).
+func (c *Conn) Run() error {
+	err := c.readLoop()
+	c.Close()
+	c.serving.Wait()
+	if errors.Is(err, io.EOF) || (err != nil && c.closedLocally(err)) {
+		return nil
+	}
+	return err
+}
+
+func (c *Conn) closedLocally(err error) bool {
+	var fe *FrameError
+	return !errors.As(err, &fe) && c.closed.Load()
+}
+
+func (c *Conn) readLoop() error {
+	for {
+		line, err := c.framer.ReadFrame()
+		if err != nil {
+			var fe *FrameError
+			if errors.As(err, &fe) {
+				c.writeError(NullID, fe.Reply())
+			}
+			return err
+		}
+		frame := bytes.Clone(line) // handlers outlive the framer's buffer
+		env := Classify(frame)
+		switch {
+		case env.Reject != nil:
+			c.writeError(env.Reject.ID, env.Reject.Error)
+		case env.Dropped != "":
+			c.log.Warn("dropped malformed response", "reason", env.Dropped)
+		case env.Response != nil:
+			c.deliver(env.Response)
+		case env.Request != nil:
+			if !c.dispatch(env.Request) {
+				return ErrClosed
+			}
+		}
+	}
+}
+
+// dispatch serves req, waiting for a free slot first: that wait is the backpressure of
+// SPEC §2. It reports false when the connection closed while waiting.
+func (c *Conn) dispatch(req *Request) bool {
+	if c.inline != nil && c.inline(req) {
+		c.serve(req)
+		return true
+	}
+	select {
+	case c.slots <- struct{}{}:
+	case <-c.done:
+		return false
+	}
+	c.serving.Add(1)
+	go func() {
+		defer func() {
+			<-c.slots
+			c.serving.Done()
+		}()
+		c.serve(req)
+	}()
+	return true
+}
+
+func (c *Conn) serve(req *Request) {
+	result, err := c.call(req)
+	if req.IsNotification() {
+		if err != nil {
+			c.log.Debug("notification failed", "method", req.Method, "err", err)
+		}
+		return
+	}
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(result); err == nil {
+			c.write(AppendResult(c.buffer(len(b)), req.ID, b))
+			return
+		}
+		err = fmt.Errorf("encoding the result of %s: %w", req.Method, err)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		if !c.closed.Load() {
+			c.log.Error("request failed", "method", req.Method, "err", err)
+		}
+		e = &Error{Code: CodeInternalError, Message: "internal error"}
+	}
+	c.writeError(req.ID, e)
+}
+
+// call runs the handler, turning a panic into an internal error so one bad request
+// cannot take the daemon down.
+func (c *Conn) call(req *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return c.handler.Handle(c.ctx, req)
+}
+
+func (c *Conn) deliver(r *Response) {
+	key := r.ID.key()
+	c.pendingMu.Lock()
+	ch, ok := c.pending[key]
+	delete(c.pending, key)
+	c.pendingMu.Unlock()
+	if !ok {
+		c.log.Info("ignored response with an unknown id", "id", shortID(r.ID))
+		return
+	}
+	ch <- r
+}
+
+// Call sends a request to the peer and waits for its answer, ctx, or the end of the
+// connection. A result is unmarshaled into result when result is non-nil; an explicit
+// "result": null is a success. A peer's error object comes back as *Error.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	p, err := encodeParams(params)
+	if err != nil {
+		return err
+	}
+	id := StringID("zc-out-" + strconv.FormatUint(c.nextID.Add(1)-1, 10))
+	key := id.key()
+	ch := make(chan *Response, 1)
+	c.pendingMu.Lock()
+	if c.closed.Load() {
+		c.pendingMu.Unlock()
+		return ErrClosed
+	}
+	c.pending[key] = ch
+	c.pendingMu.Unlock()
+	forget := func() {
+		c.pendingMu.Lock()
+		delete(c.pending, key)
+		c.pendingMu.Unlock()
+	}
+
+	msg, err := AppendRequest(c.buffer(len(p)+len(method)), id, method, p)
+	if err != nil {
+		forget()
+		return err
+	}
+	if err := c.write(msg); err != nil {
+		forget()
+		return err
+	}
+	select {
+	case r := <-ch:
+		return decodeResult(r, result)
+	case <-ctx.Done():
+		forget()
+		return ctx.Err()
+	case <-c.done:
+		select { // an answer that raced the close still counts
+		case r := <-ch:
+			return decodeResult(r, result)
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+func decodeResult(r *Response, result any) error {
+	if r.Error != nil {
+		return r.Error
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(r.Result, result); err != nil {
+		return fmt.Errorf("decoding the peer's result: %w", err)
+	}
+	return nil
+}
+
+// Notify sends a notification to the peer.
+func (c *Conn) Notify(method string, params any) error {
+	p, err := encodeParams(params)
+	if err != nil {
+		return err
+	}
+	msg, err := AppendRequest(c.buffer(len(p)+len(method)), nil, method, p)
+	if err != nil {
+		return err
+	}
+	return c.write(msg)
+}
+
+func encodeParams(params any) (jsontext.Value, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case jsontext.Value:
+		return p, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding params: %w", err)
+	}
+	return b, nil
+}
+
+// Close closes the connection: the context ends, pending calls fail with ErrClosed,
+// and the framer is closed. It is safe to call more than once and from any goroutine.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.pendingMu.Lock()
+		c.closed.Store(true)
+		c.pendingMu.Unlock()
+		c.cancel()
+		close(c.done)
+		c.framer.Close()
+	})
+	return nil
+}
+
+// Done is closed when the connection closes.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Context ends when the connection closes.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+func (c *Conn) writeError(id ID, e *Error) {
+	c.write(AppendError(c.buffer(len(e.Message)+len(e.Data)), id, e))
+}
+
+// write sends one message; a failed write (the peer stopped reading for the framer's
+// write timeout, or went away) closes the connection.
+func (c *Conn) write(msg []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if err := c.framer.WriteFrame(msg); err != nil {
+		c.log.Info("write failed; closing connection", "err", err)
+		c.Close() // Close never takes writeMu
+		return ErrClosed
+	}
+	return nil
+}
+
+// buffer returns an empty slice with room for a message of about n payload bytes plus
+// the envelope and the framer's newline.
+func (c *Conn) buffer(n int) []byte { return make([]byte, 0, n+96) }
+
+func shortID(id ID) string {
+	if len(id) > 64 {
+		return string(id[:64]) + "…"
+	}
+	return string(id)
+}

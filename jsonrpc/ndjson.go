@@ -1,0 +1,207 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// Limits of SPEC §2.
+const (
+	MaxFrameBytes      = 8 << 20 // one line, its newline counted
+	FrameTimeout       = 30 * time.Second
+	WriteStallTimeout  = 30 * time.Second
+	initialReadBuffer  = 4 << 10
+	retainedReadBuffer = 64 << 10
+)
+
+// Framer turns a byte stream (or a message transport) into frames, one JSON-RPC
+// message each. A Conn calls ReadFrame from one goroutine only and serializes its
+// WriteFrame calls; Close may be called from any goroutine and unblocks both.
+type Framer interface {
+	// ReadFrame returns the next frame. It is valid until the next call.
+	// A *FrameError reports a frame the peer must be told about before closing.
+	ReadFrame() ([]byte, error)
+	// WriteFrame writes one message. The framer may append to msg within its capacity.
+	WriteFrame(msg []byte) error
+	Close() error
+}
+
+// FrameError is a framing violation that ends the connection after one -32600 reply
+// whose data carries Reason (and Limit when set).
+type FrameError struct {
+	Reason string // "frame_too_large" or "frame_timeout"
+	Limit  int64  // the byte limit, for frame_too_large
+}
+
+func (e *FrameError) Error() string {
+	if e.Limit > 0 {
+		return fmt.Sprintf("%s (limit %d bytes)", e.Reason, e.Limit)
+	}
+	return e.Reason
+}
+
+// Reply is the error response the peer receives before the connection closes.
+func (e *FrameError) Reply() *Error {
+	switch e.Reason {
+	case "frame_too_large":
+		return NewError(CodeInvalidRequest, fmt.Sprintf("frame exceeds %d bytes", e.Limit),
+			map[string]any{"reason": e.Reason, "limit_bytes": e.Limit})
+	default:
+		return NewError(CodeInvalidRequest, fmt.Sprintf("frame not completed within %s", FrameTimeout),
+			map[string]any{"reason": e.Reason})
+	}
+}
+
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+type closeWriter interface{ CloseWrite() error }
+
+// NDJSON frames newline-delimited JSON over a stream (SPEC §2): one message per
+// line, empty and whitespace-only lines ignored, a final unterminated line processed
+// at EOF. It never buffers more than MaxLine bytes for one line. When the stream can
+// take deadlines (a net.Conn), a started line must complete within LineTimeout and a
+// write may stall at most WriteTimeout.
+type NDJSON struct {
+	rw io.ReadWriteCloser
+	dl deadliner // nil when rw takes no deadlines
+
+	MaxLine      int
+	LineTimeout  time.Duration
+	WriteTimeout time.Duration
+
+	buf              []byte
+	start, scan, end int         // buf[start:end] is unread; buf[start:scan] holds no newline
+	timing           bool        // a read deadline for the started line is set
+	failed           atomic.Bool // a FrameError was returned: Close lingers so the reply is read
+	eof              bool
+}
+
+// NewNDJSON returns an NDJSON framer with the limits of SPEC §2.
+func NewNDJSON(rw io.ReadWriteCloser) *NDJSON {
+	f := &NDJSON{rw: rw, MaxLine: MaxFrameBytes, LineTimeout: FrameTimeout, WriteTimeout: WriteStallTimeout}
+	f.dl, _ = rw.(deadliner)
+	return f
+}
+
+// ReadFrame returns the next non-blank line without its newline.
+func (f *NDJSON) ReadFrame() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(f.buf[f.scan:f.end], '\n'); i >= 0 {
+			nl := f.scan + i
+			line := f.buf[f.start:nl]
+			f.start, f.scan = nl+1, nl+1
+			if isBlank(line) {
+				continue
+			}
+			return line, nil
+		}
+		f.scan = f.end
+		if f.eof {
+			line := f.buf[f.start:f.end]
+			f.start, f.scan = f.end, f.end
+			if len(line) > 0 && !isBlank(line) {
+				return line, nil
+			}
+			return nil, io.EOF
+		}
+		if err := f.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fill reads more bytes, keeping the unread part of the current line and never
+// growing the buffer past MaxLine.
+func (f *NDJSON) fill() error {
+	pending := f.end - f.start
+	if pending >= f.MaxLine {
+		f.failed.Store(true)
+		return &FrameError{Reason: "frame_too_large", Limit: int64(f.MaxLine)}
+	}
+	switch {
+	case pending == 0 && cap(f.buf) > retainedReadBuffer:
+		f.buf = nil // a large line is done: give its memory back
+		f.start, f.scan, f.end = 0, 0, 0
+	case f.start > 0:
+		copy(f.buf, f.buf[f.start:f.end])
+		f.scan -= f.start
+		f.end, f.start = pending, 0
+	}
+	if f.buf == nil {
+		f.buf = make([]byte, initialReadBuffer)
+	}
+	if f.end == len(f.buf) {
+		n := min(2*len(f.buf), f.MaxLine)
+		f.buf = append(f.buf[:f.end], make([]byte, n-f.end)...)
+	}
+	f.setLineDeadline(pending > 0)
+	n, err := f.rw.Read(f.buf[f.end:])
+	f.end += n
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF):
+		f.eof = true
+		return nil
+	case f.timing && errors.Is(err, os.ErrDeadlineExceeded):
+		f.failed.Store(true)
+		return &FrameError{Reason: "frame_timeout"}
+	default:
+		return err
+	}
+}
+
+// setLineDeadline arms the read deadline when a line has started and clears it when
+// the stream sits between lines, so an idle connection is never timed out here.
+func (f *NDJSON) setLineDeadline(started bool) {
+	if f.dl == nil || started == f.timing {
+		return
+	}
+	f.timing = started
+	if started {
+		f.dl.SetReadDeadline(time.Now().Add(f.LineTimeout))
+	} else {
+		f.dl.SetReadDeadline(time.Time{})
+	}
+}
+
+// WriteFrame writes msg and its newline in one write.
+func (f *NDJSON) WriteFrame(msg []byte) error {
+	msg = append(msg, '\n')
+	if f.dl != nil && f.WriteTimeout > 0 {
+		f.dl.SetWriteDeadline(time.Now().Add(f.WriteTimeout))
+	}
+	_, err := f.rw.Write(msg)
+	return err
+}
+
+// Close closes the stream. After a framing violation it first half-closes and drains
+// what the peer is still sending, for at most a second: closing a socket with unread
+// input resets it, and the peer would lose the error reply it was just sent.
+func (f *NDJSON) Close() error {
+	if f.failed.Swap(false) {
+		if cw, ok := f.rw.(closeWriter); ok && f.dl != nil {
+			cw.CloseWrite()
+			f.dl.SetReadDeadline(time.Now().Add(time.Second))
+			io.CopyN(io.Discard, f.rw, 4*MaxFrameBytes)
+		}
+	}
+	return f.rw.Close()
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}

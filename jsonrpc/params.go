@@ -1,0 +1,192 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// DecodeParams unmarshals request params into v, a pointer to a struct, and answers
+// -32602 when they do not fit. Absent params count as {}; array params are refused.
+//
+// Member names match the struct's json names exactly, plus one alternative spelling
+// each (SPEC §4): snake_case for a camelCase name and camelCase for a snake_case one,
+// so that clients written for either convention work unchanged. Giving both
+// spellings of one param with different values is an error; unknown members are
+// ignored.
+func DecodeParams(params jsontext.Value, v any) error {
+	if len(params) == 0 {
+		params = jsontext.Value("{}")
+	}
+	if params.Kind() != '{' {
+		return NewError(CodeInvalidParams, "invalid params: expected an object", map[string]any{"reason": "not_an_object"})
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("jsonrpc.DecodeParams: %T is not a pointer to a struct", v)
+	}
+	canon, err := canonicalize(params, aliasesOf(t.Elem()))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(canon, v); err != nil {
+		return paramsError(err)
+	}
+	return nil
+}
+
+func paramsError(err error) error {
+	var se *json.SemanticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		name := strings.TrimPrefix(string(se.JSONPointer), "/")
+		msg := fmt.Sprintf("invalid params: %q", name)
+		if se.JSONKind != 0 && se.GoType != nil {
+			msg += fmt.Sprintf(": cannot use a JSON %s as %s", se.JSONKind, goTypeName(se.GoType))
+		} else if se.Err != nil {
+			msg += ": " + se.Err.Error()
+		}
+		return NewError(CodeInvalidParams, msg, map[string]any{"param": name})
+	}
+	return NewError(CodeInvalidParams, "invalid params: "+strings.TrimPrefix(err.Error(), "json: "), nil)
+}
+
+func goTypeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// canonicalize rewrites alternative spellings to the struct's names. It returns
+// params unchanged (no copy) when no alternative spelling occurs.
+func canonicalize(params jsontext.Value, aliases map[string]string) (jsontext.Value, error) {
+	type member struct {
+		name  string
+		value jsontext.Value
+	}
+	d := jsontext.NewDecoder(bytes.NewBuffer(params))
+	if _, err := d.ReadToken(); err != nil {
+		return nil, paramsError(err)
+	}
+	var members []member
+	renamed := false
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, paramsError(err)
+		}
+		val, err := d.ReadValue()
+		if err != nil {
+			return nil, paramsError(err)
+		}
+		name := tok.String()
+		if c, ok := aliases[name]; ok {
+			name, renamed = c, true
+		}
+		members = append(members, member{name, val.Clone()})
+	}
+	if !renamed {
+		return params, nil
+	}
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out)
+	enc.WriteToken(jsontext.BeginObject)
+	seen := make(map[string]jsontext.Value, len(members))
+	for _, m := range members {
+		if prev, dup := seen[m.name]; dup {
+			if !sameJSON(prev, m.value) {
+				return nil, NewError(CodeInvalidParams,
+					fmt.Sprintf("invalid params: %q and %q are the same param with different values", m.name, alternative(m.name)),
+					map[string]any{"param": m.name, "reason": "conflicting_spellings"})
+			}
+			continue
+		}
+		seen[m.name] = m.value
+		enc.WriteToken(jsontext.String(m.name))
+		enc.WriteValue(m.value)
+	}
+	if err := enc.WriteToken(jsontext.EndObject); err != nil {
+		return nil, paramsError(err)
+	}
+	return jsontext.Value(out.Bytes()), nil
+}
+
+func sameJSON(a, b jsontext.Value) bool {
+	a, b = a.Clone(), b.Clone()
+	if a.Canonicalize() != nil || b.Canonicalize() != nil {
+		return false
+	}
+	return bytes.Equal(a, b)
+}
+
+var aliasCache sync.Map // reflect.Type -> map[string]string: immutable per type
+
+// aliasesOf maps each field's alternative spelling to its json name.
+func aliasesOf(t reflect.Type) map[string]string {
+	if m, ok := aliasCache.Load(t); ok {
+		return m.(map[string]string)
+	}
+	m := make(map[string]string)
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if alt := alternative(name); alt != name {
+			m[alt] = name
+		}
+	}
+	aliasCache.Store(t, m)
+	return m
+}
+
+// alternative returns the other spelling of a param name: agentAlias <-> agent_alias.
+func alternative(name string) string {
+	if strings.Contains(name, "_") {
+		var b strings.Builder
+		up := false
+		for _, r := range name {
+			switch {
+			case r == '_':
+				up = true
+			case up:
+				b.WriteRune(unicode.ToUpper(r))
+				up = false
+			default:
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('_')
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
