@@ -74,6 +74,7 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    atomic.Bool
 	done      chan struct{}
+	inputDone chan struct{} // closed when reading stops
 	serving   sync.WaitGroup
 }
 
@@ -88,23 +89,31 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		log = slog.Default()
 	}
 	c := &Conn{
-		framer:  framer,
-		handler: h,
-		inline:  opts.Inline,
-		log:     log,
-		slots:   make(chan struct{}, n),
-		pending: make(map[string]chan *Response),
-		done:    make(chan struct{}),
+		framer:    framer,
+		handler:   h,
+		inline:    opts.Inline,
+		log:       log,
+		slots:     make(chan struct{}, n),
+		pending:   make(map[string]chan *Response),
+		done:      make(chan struct{}),
+		inputDone: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
 }
 
 // Run reads and serves frames until the peer hangs up, a framing violation, or Close.
-// It then closes the connection, fails pending calls, waits for running handlers, and
-// returns why reading stopped (nil for a clean end).
+// Pending calls then fail. After a clean end of input the running handlers still
+// answer; then the connection closes. Run returns once every handler has returned,
+// with why reading stopped (nil for a clean end).
 func (c *Conn) Run() error {
 	err := c.readLoop()
+	close(c.inputDone) // no answer to our calls can arrive any more
+	if errors.Is(err, io.EOF) {
+		// The peer may have only half-closed: it still reads the answers to what it
+		// asked. A peer that is gone entirely fails the next write, which closes us.
+		c.serving.Wait()
+	}
 	c.Close()
 	c.serving.Wait()
 	if errors.Is(err, io.EOF) || (err != nil && c.closedLocally(err)) {
@@ -258,8 +267,8 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	case <-ctx.Done():
 		forget()
 		return ctx.Err()
-	case <-c.done:
-		select { // an answer that raced the close still counts
+	case <-c.inputDone:
+		select { // an answer read just before the end still counts
 		case r := <-ch:
 			return decodeResult(r, result)
 		default:

@@ -136,7 +136,7 @@ func (f *NDJSON) fill() error {
 		f.end, f.start = pending, 0
 	}
 	if f.buf == nil {
-		f.buf = make([]byte, initialReadBuffer)
+		f.buf = make([]byte, min(initialReadBuffer, f.MaxLine))
 	}
 	if f.end == len(f.buf) {
 		n := min(2*len(f.buf), f.MaxLine)

@@ -93,11 +93,11 @@ func canonicalize(params jsontext.Value, aliases map[string]string) (jsontext.Va
 		if err != nil {
 			return nil, paramsError(err)
 		}
+		name := tok.String() // before ReadValue, which voids tok
 		val, err := d.ReadValue()
 		if err != nil {
 			return nil, paramsError(err)
 		}
-		name := tok.String()
 		if c, ok := aliases[name]; ok {
 			name, renamed = c, true
 		}

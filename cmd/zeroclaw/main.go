@@ -1,10 +1,16 @@
+// Command zeroclaw is the ZeroClaw agent daemon and its clients.
 package main
 
 import (
-	_ "github.com/Microsoft/go-winio"
-	_ "github.com/pelletier/go-toml/v2"
-	_ "github.com/spf13/cobra"
-	_ "golang.org/x/sys/unix"
+	"fmt"
+	"os"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/cli"
 )
 
-func main() {}
+func main() {
+	if err := cli.Root(os.Stdout, os.Stderr).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,23 @@
+// Package cli builds the zeroclaw command line: one file per subcommand. Commands
+// parse flags and call into the daemon or a client; they hold no logic of their own.
+package cli
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Root returns the zeroclaw command with every subcommand attached.
+func Root(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "zeroclaw",
+		Short:         "ZeroClaw agent daemon and its clients",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(daemonCmd(), versionCmd())
+	return root
+}

@@ -1,0 +1,130 @@
+// Package daemon wires the daemon together and owns its lifecycle: directories,
+// config, the local endpoint, the RPC server, ephemeral mode, and the shutdown order.
+// It holds no protocol logic of its own.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
+)
+
+// EphemeralGrace is how long an ephemeral daemon waits after its last client leaves.
+const EphemeralGrace = time.Second
+
+// shutdownTimeout bounds how long shutdown waits for connections to finish.
+const shutdownTimeout = 10 * time.Second
+
+// Options configure Run.
+type Options struct {
+	ConfigDir string // --config-dir; empty means ZEROCLAW_CONFIG_DIR or $HOME/.zeroclaw
+	Ephemeral bool   // exit EphemeralGrace after the last client leaves
+	Getenv    func(string) string
+	Logger    *slog.Logger
+}
+
+// Run serves until ctx ends (a signal) or, in ephemeral mode, the last client leaves.
+// It returns nil after a graceful shutdown.
+func Run(ctx context.Context, opts Options) error {
+	getenv, log := opts.Getenv, opts.Logger
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	dirs, err := endpoint.ResolveDirs(opts.ConfigDir, getenv)
+	if err != nil {
+		return err
+	}
+	if err := dirs.Ensure(); err != nil {
+		return err
+	}
+	cfg, err := config.Load(dirs.ConfigDir)
+	if err != nil {
+		return err
+	}
+	addr := endpoint.Address(dirs, getenv)
+	ln, err := endpoint.Listen(addr)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var clients rpc.ClientTracker
+	if opts.Ephemeral {
+		clients = newEphemeral(EphemeralGrace, func() {
+			log.Info("last client left; ephemeral daemon exiting")
+			stop()
+		})
+	}
+	srv := rpc.NewServer(rpc.Config{
+		DataDir:        dirs.DataDir,
+		Endpoint:       addr,
+		MaxConnections: cfg.RPC.MaxLocalConnections,
+		DaemonUID:      os.Getuid(),
+		Clients:        clients,
+		Logger:         log,
+	})
+	log.Info("serving", "endpoint", addr, "configDir", dirs.ConfigDir, "dataDir", dirs.DataDir,
+		"pid", os.Getpid(), "ephemeral", opts.Ephemeral)
+
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		acceptLoop(ctx, ln, srv, log)
+	}()
+
+	<-ctx.Done()
+	log.Info("shutting down")
+	// Stop accepting first, then end the connections, then remove the socket: the
+	// listener's Close removes it only while the path still holds our own inode.
+	closeErr := ln.Close()
+	<-accepting
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("connections still open at exit", "err", err)
+	}
+	if closeErr != nil {
+		return fmt.Errorf("closing %s: %w", addr, closeErr)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// acceptLoop hands each accepted connection to the server. Temporary failures (out of
+// file descriptors) back off instead of spinning.
+func acceptLoop(ctx context.Context, ln *endpoint.Listener, srv *rpc.Server, log *slog.Logger) {
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			log.Warn("accept failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		go func() {
+			p := endpoint.PeerOf(nc)
+			srv.ServeStream(nc, rpc.Peer{Label: p.Label, UID: p.UID, PID: p.PID})
+		}()
+	}
+}

@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package endpoint
+
+import "errors"
+
+// peerCred is not implemented on this Unix: the peer is reported as
+// "unix:unknown" (SPEC §1).
+func peerCred(int) (pid, uid int, err error) {
+	return 0, 0, errors.New("peer credentials are not supported on this platform")
+}

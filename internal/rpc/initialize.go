@@ -1,0 +1,70 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json/jsontext"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// ClientInfo names the client program, for logs.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// ClientCapabilities is what the client declared it can answer.
+type ClientCapabilities struct {
+	// Elicitation is present ({"form":{}}) when the client answers elicitation/create.
+	Elicitation *struct {
+		Form *struct{} `json:"form"`
+	} `json:"elicitation"`
+}
+
+type initializeParams struct {
+	ProtocolVersion    *int64             `json:"protocolVersion"`
+	ClientInfo         ClientInfo         `json:"clientInfo"`
+	ClientCapabilities ClientCapabilities `json:"clientCapabilities"`
+	AuthToken          string             `json:"authToken"`
+}
+
+type initializeResult struct {
+	ProtocolVersion int            `json:"protocolVersion"`
+	ServerVersion   string         `json:"serverVersion"`
+	ServerPID       int            `json:"serverPid"`
+	Principal       auth.Principal `json:"principal"`
+	Methods         []string       `json:"methods"`
+}
+
+// initialize negotiates the protocol version and fixes the connection's principal.
+// A failing initialize leaves the connection as it was; a repeated one answers again.
+func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p initializeParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	version := int64(ProtocolVersion)
+	if p.ProtocolVersion != nil {
+		version = *p.ProtocolVersion
+	}
+	if version != ProtocolVersion {
+		return nil, jsonrpc.NewError(jsonrpc.CodeVersionMismatch, "unsupported protocol version",
+			map[string]any{"supported": []int{ProtocolVersion}, "requested": version})
+	}
+	principal, err := auth.LocalPrincipal(c.peer.UID, s.cfg.DaemonUID)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
+	}
+	c.session.Store(&handshake{principal: principal, client: p.ClientInfo, capabilities: p.ClientCapabilities})
+	if !c.initialized.Swap(true) {
+		c.log.Info("initialized", "principal", principal.ID, "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version)
+	}
+	return initializeResult{
+		ProtocolVersion: ProtocolVersion,
+		ServerVersion:   ServerVersion,
+		ServerPID:       s.pid,
+		Principal:       principal,
+		Methods:         s.names,
+	}, nil
+}

@@ -1,0 +1,236 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// Protocol and server versions announced by initialize and status.
+const (
+	ProtocolVersion = 1
+	ServerVersion   = "0.8.6"
+)
+
+// HandshakeTimeout is how long a connection may stay without a successful initialize.
+const HandshakeTimeout = 30 * time.Second
+
+// Peer is what a transport knows of the other end of a connection.
+type Peer struct {
+	Label string // for logs: "unix:pid=…,uid=…", "unix:unknown", "pipe:local", "wss:ip:port"
+	UID   int    // -1 when unknown
+	PID   int    // -1 when unknown
+}
+
+// ClientTracker is told when a client connects and disconnects; the daemon's
+// ephemeral mode uses it. Calls come from many goroutines.
+type ClientTracker interface {
+	Connected()
+	Disconnected()
+}
+
+// Config builds a Server. Zero values work except where noted.
+type Config struct {
+	DataDir  string // reported by status
+	Endpoint string // reported by status
+	// MaxConnections bounds open connections; one more gets -32004 and is closed.
+	// Zero means 512.
+	MaxConnections int
+	// HandshakeTimeout is HandshakeTimeout when zero.
+	HandshakeTimeout time.Duration
+	DaemonUID        int
+	Clients          ClientTracker // may be nil
+	Logger           *slog.Logger  // nil means slog.Default()
+}
+
+// Server serves JSON-RPC connections with the daemon's method table.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	started time.Time
+	pid     int
+	methods map[string]method
+	names   []string // sorted method names, for initialize
+
+	mu     sync.Mutex
+	conns  map[*connState]struct{}
+	closed bool
+	active sync.WaitGroup
+}
+
+// method serves one method for an initialized connection.
+type method func(ctx context.Context, c *connState, params jsontext.Value) (any, error)
+
+// NewServer returns a Server ready to serve connections.
+func NewServer(cfg Config) *Server {
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = 512
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = HandshakeTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		started: time.Now(),
+		pid:     os.Getpid(),
+		conns:   make(map[*connState]struct{}),
+	}
+	s.methods = map[string]method{
+		"initialize": s.initialize,
+		"status":     s.status,
+	}
+	for name := range s.methods {
+		s.names = append(s.names, name)
+	}
+	sort.Strings(s.names)
+	return s
+}
+
+// ServeStream serves one local stream (a Unix socket or named pipe connection) with
+// NDJSON framing until it closes.
+func (s *Server) ServeStream(rwc io.ReadWriteCloser, peer Peer) {
+	s.Serve(jsonrpc.NewNDJSON(rwc), peer)
+}
+
+// Serve serves one connection until it closes. A connection beyond the limit gets
+// one -32004 error and is closed.
+func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
+	log := s.log.With("peer", peer.Label)
+	c := &connState{srv: s, peer: peer, log: log}
+	c.conn = jsonrpc.NewConn(f, c, jsonrpc.Options{
+		// Until the handshake succeeds, frames are served in order, so a client may
+		// pipeline initialize and its first calls.
+		Inline: func(*jsonrpc.Request) bool { return !c.initialized.Load() },
+		Logger: log,
+	})
+	if err := s.admit(c); err != nil {
+		log.Warn("connection refused", "reason", err.Message)
+		f.WriteFrame(jsonrpc.AppendError(make([]byte, 0, 128), jsonrpc.NullID, err))
+		f.Close()
+		return
+	}
+	defer s.release(c)
+
+	gate := time.AfterFunc(s.cfg.HandshakeTimeout, func() {
+		if !c.initialized.Load() {
+			log.Info("closing connection: no initialize", "after", s.cfg.HandshakeTimeout)
+			c.conn.Close()
+		}
+	})
+	defer gate.Stop()
+
+	start := time.Now()
+	log.Info("connection opened", "pid", peer.PID, "uid", peer.UID)
+	err := c.conn.Run()
+	attrs := []any{"duration", time.Since(start).Round(time.Millisecond)}
+	if err != nil {
+		attrs = append(attrs, "err", err)
+	}
+	log.Info("connection closed", attrs...)
+}
+
+func (s *Server) admit(c *connState) *jsonrpc.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "daemon is shutting down", map[string]any{"reason": "shutting_down"})
+	}
+	if len(s.conns) >= s.cfg.MaxConnections {
+		return jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "connection limit reached",
+			map[string]any{"reason": "connection_limit", "limit": s.cfg.MaxConnections})
+	}
+	s.conns[c] = struct{}{}
+	s.active.Add(1)
+	if s.cfg.Clients != nil {
+		s.cfg.Clients.Connected()
+	}
+	return nil
+}
+
+func (s *Server) release(c *connState) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	if s.cfg.Clients != nil {
+		s.cfg.Clients.Disconnected()
+	}
+	s.active.Done()
+}
+
+// Connections returns the number of open connections.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Shutdown refuses new connections, closes the open ones (their handlers see their
+// contexts end), and waits for them to finish or ctx to end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.conn.Close()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.active.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// connState is one connection's view of the server: its handshake and principal.
+type connState struct {
+	srv  *Server
+	conn *jsonrpc.Conn
+	peer Peer
+	log  *slog.Logger
+
+	initialized atomic.Bool
+	session     atomic.Pointer[handshake]
+}
+
+// handshake is what a successful initialize fixed for the connection.
+type handshake struct {
+	principal    auth.Principal
+	client       ClientInfo
+	capabilities ClientCapabilities
+}
+
+// Handle is the gate of SPEC §5 in front of the method table.
+func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m, known := c.srv.methods[req.Method]
+	if !c.initialized.Load() && req.Method != "initialize" {
+		switch {
+		case req.IsNotification():
+			return nil, nil
+		case known:
+			return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "first call must be initialize")
+		}
+	}
+	if !known {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method,
+			map[string]any{"method": req.Method})
+	}
+	return m(ctx, c, req.Params)
+}

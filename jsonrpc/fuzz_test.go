@@ -1,0 +1,131 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json/jsontext"
+	"errors"
+	"io"
+	"testing"
+)
+
+// FuzzClassify checks the classifier's invariants on arbitrary frames: it never
+// panics, decides exactly one outcome, replies only with ids that are valid JSON
+// ids, and a request it accepts survives re-encoding unchanged.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}`,
+		`{"jsonrpc":"2.0","result":null,"id":"zc-out-0"}`,
+		`{"jsonrpc":"2.0","error":{"code":-1,"message":"x","data":[1]},"id":2}`,
+		`[{"jsonrpc":"2.0","method":"status","id":1}]`,
+		`{"jsonrpc":"2.0","method":"m","result":1,"id":7}`,
+		`{"method":"status","id":"s"}`,
+		"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		orig := bytes.Clone(frame)
+		env := Classify(frame)
+		checkOneSet(t, env)
+		if !bytes.Equal(frame, orig) {
+			t.Fatal("Classify modified its input")
+		}
+		switch {
+		case env.Reject != nil:
+			if !validID(jsontext.Value(env.Reject.ID)) {
+				t.Fatalf("reject id %q is not a valid id", env.Reject.ID)
+			}
+			if c := env.Reject.Error.Code; c != CodeParseError && c != CodeInvalidRequest {
+				t.Fatalf("reject code %d", c)
+			}
+			if env.Reject.Error.Code == CodeParseError && jsontext.Value(frame).IsValid() {
+				t.Fatalf("valid JSON got a parse error: %s", env.Reject.Error.Message)
+			}
+		case env.Request != nil:
+			r := env.Request
+			msg, err := AppendRequest(nil, r.ID, r.Method, r.Params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := Classify(msg)
+			if again.Request == nil || again.Request.Method != r.Method ||
+				!bytes.Equal(again.Request.ID, r.ID) || !bytes.Equal(again.Request.Params, r.Params) {
+				t.Fatalf("request did not survive re-encoding: %s -> %s", frame, msg)
+			}
+		case env.Response != nil:
+			if !jsontext.Value(frame).IsValid() {
+				t.Fatal("invalid JSON accepted as a response")
+			}
+		}
+	})
+}
+
+// FuzzNDJSON feeds arbitrary bytes, split into arbitrary reads, through the framer
+// with a small line cap, and compares its frames with a plain split on newlines.
+func FuzzNDJSON(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n\n  \n{\"b\":2}"), uint8(3))
+	f.Add([]byte("0123456789abcdefXYZ\nshort\n"), uint8(1))
+	f.Add([]byte("\r\n\t\n"), uint8(7))
+	f.Fuzz(func(t *testing.T, input []byte, step uint8) {
+		const max = 16
+		fr := NewNDJSON(nopCloser{&chunkReader{data: input, step: int(step%9) + 1}})
+		fr.MaxLine = max
+		var want [][]byte
+		tooLarge := false
+		for _, line := range bytes.SplitAfter(input, []byte("\n")) {
+			content := bytes.TrimSuffix(line, []byte("\n"))
+			if len(content) >= max {
+				tooLarge = true
+				break
+			}
+			if len(content) > 0 && !isBlank(content) {
+				want = append(want, content)
+			}
+		}
+		for i := 0; ; i++ {
+			got, err := fr.ReadFrame()
+			if err != nil {
+				var fe *FrameError
+				switch {
+				case errors.As(err, &fe):
+					if !tooLarge || i != len(want) {
+						t.Fatalf("frame_too_large after %d frames; want %d frames, tooLarge=%v", i, len(want), tooLarge)
+					}
+				case errors.Is(err, io.EOF):
+					if tooLarge || i != len(want) {
+						t.Fatalf("EOF after %d frames; want %d, tooLarge=%v", i, len(want), tooLarge)
+					}
+				default:
+					t.Fatal(err)
+				}
+				return
+			}
+			if i >= len(want) || !bytes.Equal(got, want[i]) {
+				t.Fatalf("frame %d = %q, want %q", i, got, want)
+			}
+			if cap(fr.buf) > max {
+				t.Fatalf("buffer grew to %d bytes, past the %d-byte line cap", cap(fr.buf), max)
+			}
+		}
+	})
+}
+
+type chunkReader struct {
+	data []byte
+	step int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), r.step, len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+type nopCloser struct{ io.Reader }
+
+func (nopCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (nopCloser) Close() error                { return nil }
