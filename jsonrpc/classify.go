@@ -138,7 +138,7 @@ func reject(id ID, code int64, msg string) Envelope {
 
 // fields holds the raw values of the members the envelope rules look at.
 type fields struct {
-	isObject                                    bool
+	isObject                                   bool
 	version, method, id, params, result, error jsontext.Value
 }
 
