@@ -47,6 +47,9 @@ type Config struct {
 	MaxConnections int
 	// HandshakeTimeout is HandshakeTimeout when zero.
 	HandshakeTimeout time.Duration
+	// FrameTimeout and WriteTimeout override the NDJSON framer's limits
+	// (jsonrpc.FrameTimeout, jsonrpc.WriteStallTimeout) when non-zero.
+	FrameTimeout, WriteTimeout time.Duration
 	DaemonUID        int
 	Clients          ClientTracker // may be nil
 	Logger           *slog.Logger  // nil means slog.Default()
@@ -102,7 +105,14 @@ func NewServer(cfg Config) *Server {
 // ServeStream serves one local stream (a Unix socket or named pipe connection) with
 // NDJSON framing until it closes.
 func (s *Server) ServeStream(rwc io.ReadWriteCloser, peer Peer) {
-	s.Serve(jsonrpc.NewNDJSON(rwc), peer)
+	f := jsonrpc.NewNDJSON(rwc)
+	if s.cfg.FrameTimeout > 0 {
+		f.LineTimeout = s.cfg.FrameTimeout
+	}
+	if s.cfg.WriteTimeout > 0 {
+		f.WriteTimeout = s.cfg.WriteTimeout
+	}
+	s.Serve(f, peer)
 }
 
 // Serve serves one connection until it closes. A connection beyond the limit gets
@@ -220,11 +230,13 @@ type handshake struct {
 // Handle is the gate of SPEC §5 in front of the method table.
 func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	m, known := c.srv.methods[req.Method]
-	if !c.initialized.Load() && req.Method != "initialize" {
+	if !c.initialized.Load() {
 		switch {
 		case req.IsNotification():
+			// Dropped, initialize included: a handshake nobody hears back from
+			// would leave the client unsure whether it took effect.
 			return nil, nil
-		case known:
+		case known && req.Method != "initialize":
 			return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "first call must be initialize")
 		}
 	}

@@ -1,0 +1,140 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// harness is a real Server on a real Unix socket.
+type harness struct {
+	srv  *Server
+	addr string
+}
+
+func startServer(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zcrpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := dir + "/s.sock"
+	ln, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DaemonUID = os.Getuid()
+	cfg.DataDir, cfg.Endpoint = dir, addr
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &harness{srv: NewServer(cfg), addr: addr}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := endpoint.PeerOf(nc)
+				h.srv.ServeStream(nc, Peer{Label: p.Label, UID: p.UID, PID: p.PID})
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		wg.Wait()
+		os.RemoveAll(dir)
+	})
+	return h
+}
+
+func (h *harness) dial(t *testing.T) net.Conn {
+	t.Helper()
+	c, err := net.Dial("unix", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// client is a minimal line client for tests that are not transcripts.
+type client struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func (h *harness) client(t *testing.T) *client {
+	c := h.dial(t)
+	return &client{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+func (c *client) send(line string) {
+	c.t.Helper()
+	c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.conn.Write([]byte(line + "\n")); err != nil {
+		c.t.Fatalf("send: %v", err)
+	}
+}
+
+// recv reads one message; it fails the test on timeout.
+func (c *client) recv() map[string]any {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		c.t.Fatalf("recv: %v (partial %q)", err, line)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.t.Fatalf("recv: %v in %q", err, line)
+	}
+	return m
+}
+
+// expectEOF waits for the server to close the connection.
+func (c *client) expectEOF(within time.Duration) error {
+	c.conn.SetReadDeadline(time.Now().Add(within))
+	line, err := c.r.ReadBytes('\n')
+	if err == nil {
+		return fmt.Errorf("got %q, want the connection closed", line)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("connection still open after %s", within)
+	}
+	return nil
+}
+
+func (c *client) initialize() {
+	c.t.Helper()
+	c.send(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":"init"}`)
+	if m := c.recv(); m["result"] == nil {
+		c.t.Fatalf("initialize failed: %v", m)
+	}
+}

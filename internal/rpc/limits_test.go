@@ -1,0 +1,159 @@
+package rpc
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConnectionBeyondTheLimitGetsOneErrorAndIsClosed(t *testing.T) {
+	h := startServer(t, Config{MaxConnections: 2})
+	a, b := h.client(t), h.client(t)
+	a.initialize()
+	b.initialize()
+	c := h.client(t)
+	m := c.recv()
+	e, _ := m["error"].(map[string]any)
+	if e["code"] != float64(-32004) || m["id"] != nil {
+		t.Fatalf("got %v, want a -32004 error with id null", m)
+	}
+	if d, _ := e["data"].(map[string]any); d["reason"] != "connection_limit" || d["limit"] != float64(2) {
+		t.Errorf("data = %v, want reason connection_limit and limit 2", e["data"])
+	}
+	if err := c.expectEOF(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The refused connection is not counted: closing one admits a new one.
+	a.conn.Close()
+	waitFor(t, func() bool { return h.srv.Connections() == 1 })
+	d := h.client(t)
+	d.initialize()
+}
+
+func TestNoInitializeWithinTheDeadlineClosesWithoutReply(t *testing.T) {
+	h := startServer(t, Config{HandshakeTimeout: 200 * time.Millisecond})
+	c := h.client(t)
+	c.send(`{"jsonrpc":"2.0","method":"status","id":1}`) // refused, does not count
+	if m := c.recv(); m["error"] == nil {
+		t.Fatalf("status before initialize: %v", m)
+	}
+	if err := c.expectEOF(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ok := h.client(t)
+	ok.initialize()
+	time.Sleep(400 * time.Millisecond) // past the deadline: an initialized connection stays
+	ok.send(`{"jsonrpc":"2.0","method":"status","id":2}`)
+	if m := ok.recv(); m["result"] == nil {
+		t.Fatalf("status after initialize: %v", m)
+	}
+}
+
+func TestOversizeLineGetsFrameTooLargeThenClose(t *testing.T) {
+	h := startServer(t, Config{})
+	c := h.client(t)
+	c.initialize()
+	// One byte over the cap, newline included: the content alone is 8 MiB.
+	line := `{"jsonrpc":"2.0","method":"status","params":{"pad":"` +
+		strings.Repeat("x", 8<<20) + `"},"id":1}`
+	go c.conn.Write([]byte(line + "\n")) // the server stops reading midway
+	m := c.recv()
+	e, _ := m["error"].(map[string]any)
+	d, _ := e["data"].(map[string]any)
+	if e["code"] != float64(-32600) || m["id"] != nil || d["reason"] != "frame_too_large" || d["limit_bytes"] != float64(8388608) {
+		t.Fatalf("got %v, want -32600 frame_too_large with limit_bytes 8388608 and id null", m)
+	}
+	if err := c.expectEOF(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLineOfExactlyTheCapIsServed(t *testing.T) {
+	h := startServer(t, Config{})
+	c := h.client(t)
+	c.initialize()
+	head := `{"jsonrpc":"2.0","method":"status","params":{"pad":"`
+	tail := `"},"id":"max"}`
+	pad := 8<<20 - 1 - len(head) - len(tail) // the newline is the 8,388,608th byte
+	var b bytes.Buffer
+	b.WriteString(head)
+	b.WriteString(strings.Repeat("y", pad))
+	b.WriteString(tail)
+	go c.conn.Write(append(b.Bytes(), '\n'))
+	if m := c.recv(); m["id"] != "max" || m["result"] == nil {
+		t.Fatalf("got %v, want the status result for a line of exactly 8 MiB", m)
+	}
+}
+
+func TestUnfinishedLineGetsFrameTimeoutThenClose(t *testing.T) {
+	h := startServer(t, Config{FrameTimeout: 300 * time.Millisecond})
+	c := h.client(t)
+	c.initialize()
+	time.Sleep(500 * time.Millisecond) // idle between lines is not a timeout
+	c.send(`{"jsonrpc":"2.0","method":"status","id":1}`)
+	if m := c.recv(); m["result"] == nil {
+		t.Fatalf("status after idling: %v", m)
+	}
+	c.conn.Write([]byte(`{"jsonrpc":"2.0","meth`))
+	m := c.recv()
+	e, _ := m["error"].(map[string]any)
+	d, _ := e["data"].(map[string]any)
+	if e["code"] != float64(-32600) || d["reason"] != "frame_timeout" || m["id"] != nil {
+		t.Fatalf("got %v, want -32600 frame_timeout with id null", m)
+	}
+	if err := c.expectEOF(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStalledWriterIsClosed(t *testing.T) {
+	h := startServer(t, Config{WriteTimeout: 300 * time.Millisecond})
+	c := h.client(t)
+	c.initialize()
+	// Ask for far more than the socket buffers hold and never read.
+	req := []byte(`{"jsonrpc":"2.0","method":"status","id":1}` + "\n")
+	var batch []byte
+	for range 512 {
+		batch = append(batch, req...)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for h.srv.Connections() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server kept a connection whose peer stopped reading")
+		}
+		c.conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		c.conn.Write(batch)
+	}
+}
+
+func TestHalfClosedClientStillGetsItsAnswers(t *testing.T) {
+	h := startServer(t, Config{})
+	c := h.client(t)
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":0}` + "\n")
+	for i := 1; i <= 20; i++ {
+		b.WriteString(`{"jsonrpc":"2.0","method":"status","id":` + string(rune('0'+i%10)) + "}\n")
+	}
+	c.conn.Write([]byte(b.String()))
+	c.conn.(interface{ CloseWrite() error }).CloseWrite()
+	for range 21 {
+		if m := c.recv(); m["result"] == nil {
+			t.Fatalf("got %v", m)
+		}
+	}
+	if err := c.expectEOF(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
