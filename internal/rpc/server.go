@@ -50,9 +50,9 @@ type Config struct {
 	// FrameTimeout and WriteTimeout override the NDJSON framer's limits
 	// (jsonrpc.FrameTimeout, jsonrpc.WriteStallTimeout) when non-zero.
 	FrameTimeout, WriteTimeout time.Duration
-	DaemonUID        int
-	Clients          ClientTracker // may be nil
-	Logger           *slog.Logger  // nil means slog.Default()
+	DaemonUID                  int
+	Clients                    ClientTracker // may be nil
+	Logger                     *slog.Logger  // nil means slog.Default()
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
