@@ -1,0 +1,375 @@
+//go:build linux
+
+// Command zeroclaw-bench is the load generator behind docs/BENCHMARKS.md. In one run
+// it measures the real daemon binary and, side by side, a raw NDJSON echo server
+// built into this tool (the cost of the socket and the framing alone):
+//
+//   - status round-trip latency on one connection, sequential calls (p50/p90/p99);
+//   - pipelined throughput: several connections, each with 64 requests in flight;
+//   - memory per idle initialized connection (the daemon's VmRSS before and after);
+//   - the daemon's idle RSS right after start, and the time from exec to its socket
+//     accepting a connect (median of several starts).
+//
+// It starts every daemon itself in a fresh config dir under /tmp, touches only Unix
+// sockets, stops each daemon with SIGTERM and checks that it exited 0. Every loop and
+// every wait is bounded. Linux only: memory comes from /proc/<pid>/status.
+//
+//	go run ./cmd/zeroclaw-bench [--zeroclaw PATH] [--quick] [--json]
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are what one run measures and how much.
+type options struct {
+	Zeroclaw  string        `json:"zeroclaw"`    // daemon binary; built when empty
+	Calls     int           `json:"calls"`       // sequential status calls per server
+	Warmup    int           `json:"warmup"`      // unmeasured calls before them
+	Rounds    int           `json:"rounds"`      // latency rounds alternating the servers
+	Conns     int           `json:"conns"`       // pipelined connections
+	Depth     int           `json:"depth"`       // requests in flight per connection
+	Duration  time.Duration `json:"duration_ns"` // pipelined run per server
+	IdleConns int           `json:"idle_conns"`  // idle initialized connections
+	Starts    int           `json:"starts"`      // daemon starts timed
+	Settle    time.Duration `json:"settle_ns"`   // pause before reading RSS
+}
+
+func defaultOptions() options {
+	return options{
+		Calls: 20000, Warmup: 1000, Rounds: 4,
+		Conns: 8, Depth: 64, Duration: 5 * time.Second,
+		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
+	}
+}
+
+// quick shrinks the counts for a CI smoke run.
+func (o options) quick() options {
+	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
+	return o
+}
+
+func main() {
+	o := defaultOptions()
+	flag.StringVar(&o.Zeroclaw, "zeroclaw", "", "the zeroclaw binary (default: go build ./cmd/zeroclaw into a temp dir)")
+	flag.DurationVar(&o.Duration, "duration", o.Duration, "pipelined run per server")
+	flag.IntVar(&o.Calls, "calls", o.Calls, "sequential status calls per server, after the warm-up")
+	flag.IntVar(&o.Warmup, "warmup", o.Warmup, "unmeasured status calls per server before the timed ones")
+	flag.IntVar(&o.Conns, "conns", o.Conns, "pipelined connections")
+	flag.IntVar(&o.Depth, "depth", o.Depth, "requests in flight per pipelined connection")
+	flag.IntVar(&o.IdleConns, "idle-conns", o.IdleConns, "idle initialized connections for the memory figure")
+	flag.IntVar(&o.Starts, "starts", o.Starts, "daemon starts timed (the median is reported)")
+	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
+	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections) for a CI smoke test")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "zeroclaw-bench: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	if *quick { // explicit flags still win
+		q := o.quick()
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["calls"] {
+			o.Calls = q.Calls
+		}
+		if !set["warmup"] {
+			o.Warmup = q.Warmup
+		}
+		if !set["duration"] {
+			o.Duration = q.Duration
+		}
+		if !set["idle-conns"] {
+			o.IdleConns = q.IdleConns
+		}
+	}
+	if err := o.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw-bench:", err)
+		os.Exit(2)
+	}
+
+	r, err := run(o, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw-bench:", err)
+		os.Exit(1)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintln(os.Stderr, "zeroclaw-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	r.print(os.Stdout)
+}
+
+func (o options) validate() error {
+	switch {
+	case o.Calls < 1 || o.Calls > 10_000_000:
+		return errors.New("--calls must be between 1 and 10000000")
+	case o.Warmup < 0 || o.Warmup > 10_000_000:
+		return errors.New("--warmup must be between 0 and 10000000")
+	case o.Conns < 1 || o.Conns > 1024:
+		return errors.New("--conns must be between 1 and 1024")
+	case o.Depth < 1 || o.Depth > 4096:
+		return errors.New("--depth must be between 1 and 4096")
+	case o.Duration < 10*time.Millisecond || o.Duration > time.Hour:
+		return errors.New("--duration must be between 10ms and 1h")
+	case o.IdleConns < 1 || o.IdleConns > 60000:
+		return errors.New("--idle-conns must be between 1 and 60000")
+	case o.Starts < 1 || o.Starts > 100:
+		return errors.New("--starts must be between 1 and 100")
+	}
+	return nil
+}
+
+// run measures everything and stops every process it started. Progress goes to log.
+func run(o options, log io.Writer) (*report, error) {
+	r := &report{Machine: describeMachine(), Options: o}
+	if err := raiseNoFile(uint64(o.IdleConns + o.Conns + 256)); err != nil {
+		return nil, err
+	}
+	r.Machine.NoFile = currentNoFile()
+	if o.Zeroclaw == "" {
+		dir, err := os.MkdirTemp("", "zeroclaw-bench")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintln(log, "building ./cmd/zeroclaw …")
+		if o.Zeroclaw, err = buildDaemon(dir); err != nil {
+			return nil, err
+		}
+	}
+	r.Options.Zeroclaw = o.Zeroclaw
+	maxConns := max(4096, o.IdleConns+o.Conns+64)
+
+	fmt.Fprintf(log, "timing %d daemon starts …\n", o.Starts)
+	if err := measureStartup(o, maxConns, &r.Startup); err != nil {
+		return nil, err
+	}
+
+	fmt.Fprintln(log, "starting the daemon under test …")
+	d, err := startDaemon(o.Zeroclaw, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.kill()
+		}
+	}()
+
+	// Idle connections first, while the daemon's heap is fresh: memory the later
+	// load freed would otherwise be reused and hide the connections' cost.
+	fmt.Fprintf(log, "opening %d idle connections …\n", o.IdleConns)
+	if err := measureIdle(d, o, &r.Idle); err != nil {
+		return nil, err
+	}
+
+	statusResult, initResult, err := sampleResults(d.socket)
+	if err != nil {
+		return nil, err
+	}
+	echoDir, err := os.MkdirTemp("/tmp", "zcb")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(echoDir)
+	echo, err := startEcho(filepath.Join(echoDir, "echo.sock"), statusResult, initResult)
+	if err != nil {
+		return nil, err
+	}
+	defer echo.close()
+	r.Latency.ResponseBytes = len(resultPrefix) + len(statusResult) + len(`,"id":1}`) + 1
+
+	fmt.Fprintf(log, "status latency: %d sequential calls per server …\n", o.Calls)
+	lat, err := measureLatency([]string{d.socket, echo.ln.Addr().String()}, o.Warmup, o.Calls, o.Rounds)
+	if err != nil {
+		return nil, err
+	}
+	r.Latency.Calls = o.Calls
+	r.Latency.Daemon, r.Latency.Echo = summarize(lat[0]), summarize(lat[1])
+	r.Latency.RatioP50 = ratio(r.Latency.Daemon.P50us, r.Latency.Echo.P50us)
+
+	fmt.Fprintf(log, "pipelined throughput: %d connections × %d in flight, %s per server …\n", o.Conns, o.Depth, o.Duration)
+	r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds = o.Conns, o.Depth, o.Duration.Seconds()
+	td, err := measureThroughput(d.socket, o.Conns, o.Depth, o.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	te, err := measureThroughput(echo.ln.Addr().String(), o.Conns, o.Depth, o.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("echo: %w", err)
+	}
+	r.Throughput.Daemon, r.Throughput.Echo = td.perSecond(), te.perSecond()
+	r.Throughput.Ratio = ratio(r.Throughput.Daemon, r.Throughput.Echo)
+
+	stopped = true
+	if err := d.stop(); err != nil {
+		return nil, err
+	}
+	r.DaemonExitedCleanly = true
+	r.Targets = r.judge()
+	return r, nil
+}
+
+// measureStartup starts and stops o.Starts daemons, each in a fresh config dir.
+func measureStartup(o options, maxConns int, s *startupReport) error {
+	s.Starts = o.Starts
+	for range o.Starts {
+		d, err := startDaemon(o.Zeroclaw, maxConns)
+		if err != nil {
+			return err
+		}
+		time.Sleep(o.Settle)
+		rss, err := d.rssKiB()
+		if err != nil {
+			d.kill()
+			return err
+		}
+		if err := d.stop(); err != nil {
+			return err
+		}
+		s.ReadyMs = append(s.ReadyMs, ms(d.ReadyAfter))
+		s.IdleRSSKiB = append(s.IdleRSSKiB, rss)
+	}
+	s.ReadyMsMedian = median(s.ReadyMs)
+	s.IdleRSSMB = float64(medianInt(s.IdleRSSKiB)) * 1024 / 1e6
+	return nil
+}
+
+// measureIdle reads the daemon's RSS, opens and initializes o.IdleConns connections,
+// checks that the daemon counts them, reads its RSS again and closes them.
+func measureIdle(d *daemon, o options, s *idleReport) error {
+	s.Conns = o.IdleConns
+	time.Sleep(o.Settle)
+	before, err := d.rssKiB()
+	if err != nil {
+		return err
+	}
+	conns, err := openIdle(d.socket, o.IdleConns)
+	if err != nil {
+		return err
+	}
+	defer closeAll(conns)
+	time.Sleep(o.Settle)
+	after, err := d.rssKiB()
+	if err != nil {
+		return err
+	}
+	n, err := daemonConnections(d.socket)
+	if err != nil {
+		return err
+	}
+	if n < o.IdleConns {
+		return fmt.Errorf("the daemon counts %d connections, want at least %d", n, o.IdleConns)
+	}
+	s.RSSBeforeKiB, s.RSSAfterKiB = before, after
+	s.PerConnKiB = float64(after-before) / float64(o.IdleConns)
+	return nil
+}
+
+// daemonConnections asks the daemon's status how many connections it has open.
+func daemonConnections(socket string) (int, error) {
+	c, err := dialInitialized(socket)
+	if err != nil {
+		return 0, err
+	}
+	defer c.close()
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	res, err := c.call("status", "")
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		Connections *int `json:"connections"`
+	}
+	if err := json.Unmarshal(res, &st); err != nil || st.Connections == nil {
+		return 0, fmt.Errorf("status result without connections: %.200s", res)
+	}
+	return *st.Connections - 1, nil // not this one
+}
+
+// sampleResults returns the daemon's status and initialize results, the echo
+// server's answers, so that both servers send lines of the same size.
+func sampleResults(socket string) (status, initialize []byte, err error) {
+	c, err := dial(socket)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.close()
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	res, err := c.call("initialize", `{"protocolVersion":1,"clientInfo":{"name":"zeroclaw-bench","version":"1"}}`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("initialize: %w", err)
+	}
+	initialize = slices.Clone(res)
+	if res, err = c.call("status", ""); err != nil {
+		return nil, nil, fmt.Errorf("status: %w", err)
+	}
+	return slices.Clone(res), initialize, nil
+}
+
+// buildDaemon builds ./cmd/zeroclaw of this module into dir.
+func buildDaemon(dir string) (string, error) {
+	bin := filepath.Join(dir, "zeroclaw")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/zeroclaw-labs/zeroclaw-go/cmd/zeroclaw")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/zeroclaw (run inside the module, or pass --zeroclaw): %w", err)
+	}
+	return bin, nil
+}
+
+// raiseNoFile raises this process's open-file limit to its hard limit. Children
+// inherit it: the Go runtime restores the original soft limit for them only while
+// the program has not set the limit itself.
+func raiseNoFile(need uint64) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	if lim.Max < need {
+		return fmt.Errorf("the hard limit of open files is %d, below the %d this run needs (lower --idle-conns)", lim.Max, need)
+	}
+	lim.Cur = lim.Max
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}
+
+func currentNoFile() uint64 {
+	var lim syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	return lim.Cur
+}
+
+func describeMachine() machine {
+	m := machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,204 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// report is everything one run measured; --json prints it as is.
+type report struct {
+	Machine             machine          `json:"machine"`
+	Options             options          `json:"options"`
+	Latency             latencyReport    `json:"latency"`
+	Throughput          throughputReport `json:"throughput"`
+	Idle                idleReport       `json:"idle_connections"`
+	Startup             startupReport    `json:"startup"`
+	DaemonExitedCleanly bool             `json:"daemon_exited_cleanly"` // exit 0 after SIGTERM
+	Targets             []target         `json:"targets"`
+}
+
+type machine struct {
+	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpu_model"`
+	GoVersion string `json:"go_version"` // of this tool; build the daemon with the same
+	OS        string `json:"os"`
+	Kernel    string `json:"kernel"`
+	NoFile    uint64 `json:"nofile"`
+}
+
+type percentiles struct {
+	P50us float64 `json:"p50_us"`
+	P90us float64 `json:"p90_us"`
+	P99us float64 `json:"p99_us"`
+}
+
+type latencyReport struct {
+	Calls         int         `json:"calls"`
+	ResponseBytes int         `json:"response_bytes"` // one status answer line, both servers
+	Daemon        percentiles `json:"daemon"`
+	Echo          percentiles `json:"echo"`
+	RatioP50      float64     `json:"ratio_p50"` // daemon / echo
+}
+
+type throughputReport struct {
+	Conns   int     `json:"conns"`
+	Depth   int     `json:"depth"`
+	Seconds float64 `json:"seconds"`
+	Daemon  float64 `json:"daemon_rps"`
+	Echo    float64 `json:"echo_rps"`
+	Ratio   float64 `json:"ratio"` // daemon / echo
+}
+
+type idleReport struct {
+	Conns        int     `json:"conns"`
+	RSSBeforeKiB int64   `json:"rss_before_kib"`
+	RSSAfterKiB  int64   `json:"rss_after_kib"`
+	PerConnKiB   float64 `json:"per_conn_kib"`
+}
+
+type startupReport struct {
+	Starts        int       `json:"starts"`
+	ReadyMs       []float64 `json:"ready_ms"` // exec to accepting a connect, each start
+	ReadyMsMedian float64   `json:"ready_ms_median"`
+	IdleRSSKiB    []int64   `json:"idle_rss_kib"` // each start, after the settle pause
+	IdleRSSMB     float64   `json:"idle_rss_mb"`  // median, in 10^6 bytes
+}
+
+// target is one figure judged against its goal.
+type target struct {
+	Figure string  `json:"figure"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Op     string  `json:"op"` // "<=" or ">="
+	Goal   float64 `json:"goal"`
+	Met    bool    `json:"met"`
+}
+
+func (r *report) judge() []target {
+	t := []target{
+		{Figure: "status p50, daemon / echo", Value: r.Latency.RatioP50, Op: "<=", Goal: 1.5},
+		{Figure: "pipelined requests/s, daemon / echo", Value: r.Throughput.Ratio, Op: ">=", Goal: 0.5},
+		{Figure: "memory per idle initialized connection", Value: r.Idle.PerConnKiB, Unit: "KiB", Op: "<=", Goal: 16},
+		{Figure: "idle RSS after start", Value: r.Startup.IdleRSSMB, Unit: "MB", Op: "<=", Goal: 20},
+		{Figure: "exec to accepting a connect (median)", Value: r.Startup.ReadyMsMedian, Unit: "ms", Op: "<=", Goal: 50},
+	}
+	for i := range t {
+		if t[i].Op == "<=" {
+			t[i].Met = t[i].Value <= t[i].Goal
+		} else {
+			t[i].Met = t[i].Value >= t[i].Goal
+		}
+	}
+	return t
+}
+
+func (r *report) print(w io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(w, "zeroclaw-bench  %s\n", r.Options.Zeroclaw)
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, kernel %s\n\n", m.CPUs, m.CPUModel, m.GoVersion, m.OS, m.Kernel)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "status round trip: 1 connection, %d sequential calls per server (%d-byte answers)\n", r.Latency.Calls, r.Latency.ResponseBytes)
+	fmt.Fprintln(tw, "\tdaemon\techo\tdaemon/echo\t")
+	for _, row := range []struct {
+		name   string
+		d, e   float64
+		target string
+	}{
+		{"p50 (µs)", r.Latency.Daemon.P50us, r.Latency.Echo.P50us, ""},
+		{"p90 (µs)", r.Latency.Daemon.P90us, r.Latency.Echo.P90us, ""},
+		{"p99 (µs)", r.Latency.Daemon.P99us, r.Latency.Echo.P99us, ""},
+	} {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t\n", row.name, row.d, row.e, ratio(row.d, row.e))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\npipelined: %d connections × %d in flight, %.1f s per server\n", r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds)
+	fmt.Fprintln(tw, "\tdaemon\techo\tdaemon/echo\t")
+	fmt.Fprintf(tw, "requests/s\t%.0f\t%.0f\t%.2f\t\n", r.Throughput.Daemon, r.Throughput.Echo, r.Throughput.Ratio)
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nidle connections: %d initialized; daemon VmRSS %d KiB before, %d KiB after\n",
+		r.Idle.Conns, r.Idle.RSSBeforeKiB, r.Idle.RSSAfterKiB)
+	fmt.Fprintf(w, "daemon starts: %d; exec to accepting (ms): %s; idle VmRSS (KiB): %v\n",
+		r.Startup.Starts, formatFloats(r.Startup.ReadyMs), r.Startup.IdleRSSKiB)
+	exit := "exit 0 after SIGTERM"
+	if !r.DaemonExitedCleanly {
+		exit = "did NOT exit 0 after SIGTERM"
+	}
+	fmt.Fprintf(w, "daemon under test: %s\n\n", exit)
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tvalue\ttarget\tresult")
+	for _, t := range r.Targets {
+		verdict := "met"
+		if !t.Met {
+			verdict = "NOT MET"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\n", t.Figure, withUnit(t.Value, t.Unit), t.Op, withUnit(t.Goal, t.Unit), verdict)
+	}
+	tw.Flush()
+}
+
+func withUnit(v float64, unit string) string {
+	s := fmt.Sprintf("%.2f", v)
+	if v >= 100 {
+		s = fmt.Sprintf("%.0f", v)
+	}
+	if unit == "" {
+		return s
+	}
+	return s + " " + unit
+}
+
+func formatFloats(v []float64) string {
+	s := ""
+	for i, f := range v {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%.1f", f)
+	}
+	return s
+}
+
+func summarize(l latencies) percentiles {
+	return percentiles{P50us: us(l.percentile(0.50)), P90us: us(l.percentile(0.90)), P99us: us(l.percentile(0.99))}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianInt(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
