@@ -268,4 +268,3 @@ func exitCode(err error) int {
 	}
 	return 0
 }
-
