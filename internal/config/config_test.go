@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func write(t *testing.T, body string) string {
 
 func TestMissingFileMeansDefaults(t *testing.T) {
 	cfg, err := Load(t.TempDir())
-	if err != nil || cfg != Default() || cfg.RPC.MaxLocalConnections != 512 {
+	if err != nil || !reflect.DeepEqual(cfg, Default()) || cfg.RPC.MaxLocalConnections != 512 {
 		t.Fatalf("Load = %+v, %v; want the defaults", cfg, err)
 	}
 }
@@ -42,6 +43,49 @@ func TestErrorsNameTheFileAndWhere(t *testing.T) {
 			_, err := Load(dir)
 			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, FileName)) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want the path and %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuiltinProviderAndAgentStayUnlessOverridden(t *testing.T) {
+	cfg, err := Load(write(t, `
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "llama3"
+
+[agents.coder]
+provider = "local"
+autonomy = "full"
+
+[agents.default]
+model = "echo-1"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Providers["echo"].Kind != "echo" || cfg.Providers["local"].Kind != "openai" {
+		t.Errorf("providers = %+v", cfg.Providers)
+	}
+	if d := cfg.Agents["default"]; d.Provider != "echo" || d.Model != "echo-1" || d.AutonomyLevel() != Supervised {
+		t.Errorf("default agent = %+v: the file's fields should merge over the built-in ones", d)
+	}
+	if c := cfg.Agents["coder"]; c.Steps() != 25 || c.AutonomyLevel() != Full || c.Workspace("coder", "/d") != "/d/workspaces/coder" {
+		t.Errorf("coder agent = %+v", c)
+	}
+}
+
+func TestReferencesAreValidated(t *testing.T) {
+	for name, body := range map[string]string{
+		"unknown provider": "[agents.a]\nprovider = \"nope\"\n",
+		"bad kind":         "[providers.p]\nkind = \"gpt\"\n",
+		"bad autonomy":     "[agents.default]\nautonomy = \"yolo\"\n",
+		"relative dir":     "[agents.default]\nworkspace_dir = \"rel\"\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Load(write(t, body)); err == nil {
+				t.Fatal("accepted")
 			}
 		})
 	}
