@@ -331,6 +331,15 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Shutdown stops reading: requests already read are served and answered, then the
+// connection closes. A framer that cannot stop reading on its own is closed at once.
+func (c *Conn) Shutdown() {
+	if cr, ok := c.framer.(interface{ CloseRead() error }); ok && cr.CloseRead() == nil {
+		return
+	}
+	c.Close()
+}
+
 // Done is closed when the connection closes.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 

@@ -183,6 +183,15 @@ func (f *NDJSON) WriteFrame(msg []byte) error {
 	return err
 }
 
+// CloseRead stops reading, when the stream can (a socket): the reader sees the end
+// of input while writes still go out.
+func (f *NDJSON) CloseRead() error {
+	if cr, ok := f.rw.(interface{ CloseRead() error }); ok {
+		return cr.CloseRead()
+	}
+	return errors.ErrUnsupported
+}
+
 // Close closes the stream. After a framing violation it first half-closes and drains
 // what the peer is still sending, for at most a second: closing a socket with unread
 // input resets it, and the peer would lose the error reply it was just sent.

@@ -15,6 +15,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
 
 // EphemeralGrace is how long an ephemeral daemon waits after its last client leaves.
@@ -52,11 +53,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	catalog, err := session.BuildCatalog(cfg, dirs.DataDir, getenv)
+	if err != nil {
+		return err
+	}
 	addr := endpoint.Address(dirs, getenv)
 	ln, err := endpoint.Listen(addr)
 	if err != nil {
 		return err
 	}
+	sessions := session.NewManager(catalog, session.Options{Logger: log})
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -73,6 +79,7 @@ func Run(ctx context.Context, opts Options) error {
 		MaxConnections: cfg.RPC.MaxLocalConnections,
 		DaemonUID:      os.Getuid(),
 		Clients:        clients,
+		Sessions:       sessions,
 		Logger:         log,
 	})
 	log.Info("serving", "endpoint", addr, "configDir", dirs.ConfigDir, "dataDir", dirs.DataDir,
@@ -92,6 +99,11 @@ func Run(ctx context.Context, opts Options) error {
 	<-accepting
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	// Running turns end with stopReason "cancelled"; their prompts are answered
+	// before the connections close.
+	if err := sessions.Shutdown(sctx); err != nil {
+		log.Warn("turns still running at exit", "err", err)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at exit", "err", err)
 	}

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"go.uber.org/goleak"
 )
 
@@ -26,6 +28,13 @@ type harness struct {
 }
 
 func startServer(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	return startServerWith(t, cfg, config.Default(), session.Options{})
+}
+
+// startServerWith also sets the configuration its agents come from and the session
+// limits. Agents' workspaces default to a temporary data dir.
+func startServerWith(t *testing.T, cfg Config, conf config.Config, opts session.Options) *harness {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "zcrpc")
 	if err != nil {
@@ -41,6 +50,14 @@ func startServer(t *testing.T, cfg Config) *harness {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Logger == nil {
+		opts.Logger = cfg.Logger
+	}
+	catalog, err := session.BuildCatalog(conf, dir, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sessions = session.NewManager(catalog, opts)
 	h := &harness{srv: NewServer(cfg), addr: addr}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -61,8 +78,11 @@ func startServer(t *testing.T, cfg Config) *harness {
 	}()
 	t.Cleanup(func() {
 		ln.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if err := cfg.Sessions.Shutdown(ctx); err != nil {
+			t.Errorf("sessions shutdown: %v", err)
+		}
 		if err := h.srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}

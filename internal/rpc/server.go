@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -52,7 +53,8 @@ type Config struct {
 	FrameTimeout, WriteTimeout time.Duration
 	DaemonUID                  int
 	Clients                    ClientTracker // may be nil
-	Logger                     *slog.Logger  // nil means slog.Default()
+	Sessions                   *session.Manager
+	Logger                     *slog.Logger // nil means slog.Default()
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -94,6 +96,9 @@ func NewServer(cfg Config) *Server {
 	s.methods = map[string]method{
 		"initialize": s.initialize,
 		"status":     s.status,
+	}
+	for name, m := range s.sessionMethods() {
+		s.methods[name] = m
 	}
 	for name := range s.methods {
 		s.names = append(s.names, name)
@@ -145,6 +150,7 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	start := time.Now()
 	log.Info("connection opened", "pid", peer.PID, "uid", peer.UID)
 	err := c.conn.Run()
+	s.cfg.Sessions.Detach(c)
 	attrs := []any{"duration", time.Since(start).Round(time.Millisecond)}
 	if err != nil {
 		attrs = append(attrs, "err", err)
@@ -187,13 +193,14 @@ func (s *Server) Connections() int {
 	return len(s.conns)
 }
 
-// Shutdown refuses new connections, closes the open ones (their handlers see their
-// contexts end), and waits for them to finish or ctx to end.
+// Shutdown refuses new connections and stops reading the open ones: requests in
+// flight are answered, then each connection closes. When ctx ends first, the
+// remaining connections are closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.conns {
-		c.conn.Close()
+		c.conn.Shutdown()
 	}
 	s.mu.Unlock()
 	done := make(chan struct{})
@@ -205,8 +212,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.conn.Close()
+	}
+	s.mu.Unlock()
+	<-done
+	return ctx.Err()
 }
 
 // connState is one connection's view of the server: its handshake and principal.
@@ -245,4 +258,28 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			map[string]any{"method": req.Method})
 	}
 	return m(ctx, c, req.Params)
+}
+
+// caller is the connection's principal as the session layer sees it.
+func (c *connState) caller() session.Caller {
+	h := c.session.Load()
+	return session.Caller{Principal: h.principal.ID, Admin: h.principal.Admin}
+}
+
+// Deliver sends one session/update notification (session.Subscriber).
+func (c *connState) Deliver(update jsontext.Value) error {
+	return c.conn.Notify("session/update", update)
+}
+
+// CanElicit reports whether the client declared form elicitation.
+func (c *connState) CanElicit() bool {
+	h := c.session.Load()
+	return h != nil && h.capabilities.Elicitation != nil && h.capabilities.Elicitation.Form != nil
+}
+
+// Elicit sends elicitation/create and waits for the client's answer.
+func (c *connState) Elicit(ctx context.Context, p session.ElicitParams) (session.ElicitResult, error) {
+	var r session.ElicitResult
+	err := c.conn.Call(ctx, "elicitation/create", p, &r)
+	return r, err
 }

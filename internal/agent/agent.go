@@ -1,0 +1,161 @@
+// Package agent runs turns: the loop of one prompt, from the first model call through
+// tool calls and approvals to the model's last word, the step limit, or a cancel.
+// It owns no state between turns and knows nothing of sessions or JSON-RPC: the
+// caller hands it the context so far and hooks that stream, approve and record.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
+)
+
+// Stop reasons of a turn.
+const (
+	EndTurn   = "end_turn"
+	Cancelled = "cancelled"
+	MaxSteps  = "max_steps"
+	Error     = "error"
+)
+
+// Hooks are how a turn reaches the outside world. Run calls them from its own
+// goroutine, in the order things happen.
+type Hooks interface {
+	// Delta streams a piece of model output.
+	Delta(d provider.Delta)
+	// ToolCall announces a call the model made, before it runs.
+	ToolCall(call provider.ToolCall)
+	// ToolResult reports a call's result.
+	ToolResult(call provider.ToolCall, r tool.Result)
+	// Approve asks whether call may run. It blocks until a decision, its own timeout,
+	// or ctx ends; reason says why when it returns false.
+	Approve(ctx context.Context, call provider.ToolCall) (ok bool, reason string)
+	// Message records a message as it joins the model context.
+	Message(m provider.Message)
+}
+
+// Turn is everything one turn needs.
+type Turn struct {
+	Provider provider.Provider
+	Model    string
+	System   string
+	Tools    map[string]tool.Tool
+	Autonomy string // config.Supervised, config.Full or config.ReadOnly
+	MaxSteps int    // model calls at most
+	Env      tool.Env
+	Context  []provider.Message // the model context before this turn; not modified
+	Prompt   string
+	Hooks    Hooks
+}
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	StopReason string
+	Text       string // the last model call's visible text, or why the turn failed
+	Usage      provider.Usage
+	Context    []provider.Message // the model context after the turn
+}
+
+// Run runs the turn until the model stops, the step limit, ctx ends (cancelled), or
+// the provider fails.
+func Run(ctx context.Context, t Turn) Outcome {
+	msgs := append(make([]provider.Message, 0, len(t.Context)+8), t.Context...)
+	add := func(m provider.Message) {
+		msgs = append(msgs, m)
+		t.Hooks.Message(m)
+	}
+	add(provider.Message{Role: provider.RoleUser, Text: t.Prompt})
+	specs := specsOf(t.Tools)
+	var usage provider.Usage
+	out := func(reason, text string) Outcome {
+		return Outcome{StopReason: reason, Text: text, Usage: usage, Context: msgs}
+	}
+
+	for step := 0; ; step++ {
+		if step == t.MaxSteps {
+			return out(MaxSteps, fmt.Sprintf("stopped after %d model calls (max_steps)", t.MaxSteps))
+		}
+		var visible []byte
+		res, err := t.Provider.Stream(ctx, provider.Request{
+			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
+		}, func(d provider.Delta) {
+			if !d.Thought {
+				visible = append(visible, d.Text...)
+			}
+			t.Hooks.Delta(d)
+		})
+		usage.InputTokens += res.Usage.InputTokens
+		usage.OutputTokens += res.Usage.OutputTokens
+		if ctx.Err() != nil {
+			return out(Cancelled, string(visible))
+		}
+		if err != nil {
+			return out(Error, describe(err))
+		}
+		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
+		if len(res.ToolCalls) == 0 {
+			return out(EndTurn, res.Text)
+		}
+		for _, call := range res.ToolCalls {
+			t.Hooks.ToolCall(call)
+		}
+		for i, call := range res.ToolCalls {
+			r := t.call(ctx, call)
+			if ctx.Err() != nil {
+				// Every announced call gets a result, so the context stays well formed.
+				for _, c := range res.ToolCalls[i:] {
+					t.result(c, tool.Result{Output: "cancelled", IsError: true}, add)
+				}
+				return out(Cancelled, res.Text)
+			}
+			t.result(call, r, add)
+		}
+	}
+}
+
+func (t Turn) result(call provider.ToolCall, r tool.Result, add func(provider.Message)) {
+	t.Hooks.ToolResult(call, r)
+	add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
+}
+
+// call runs one tool call after the autonomy check and, where needed, approval.
+func (t Turn) call(ctx context.Context, call provider.ToolCall) tool.Result {
+	tl, ok := t.Tools[call.Name]
+	if !ok {
+		return tool.Result{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}
+	}
+	if tl.Mutates() {
+		switch t.Autonomy {
+		case config.ReadOnly:
+			return tool.Result{Output: fmt.Sprintf("refused: %s changes things and this agent is read-only", call.Name), IsError: true}
+		case config.Full:
+		default:
+			if ok, reason := t.Hooks.Approve(ctx, call); !ok {
+				return tool.Result{Output: "not approved: " + reason, IsError: true}
+			}
+		}
+	}
+	return tl.Run(ctx, t.Env, call.Arguments)
+}
+
+func specsOf(tools map[string]tool.Tool) []provider.ToolSpec {
+	specs := make([]provider.ToolSpec, 0, len(tools))
+	for _, tl := range tools {
+		specs = append(specs, tl.Spec())
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	return specs
+}
+
+func describe(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	return "model call failed: " + err.Error()
+}

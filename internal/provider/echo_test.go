@@ -1,0 +1,258 @@
+package provider
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func user(text string) Message { return Message{Role: RoleUser, Text: text} }
+
+func toolResult(id, name, out string) Message {
+	return Message{Role: RoleTool, ToolCallID: id, Name: name, Text: out}
+}
+
+func TestEchoFollowsSpec(t *testing.T) {
+	toolPrompt := "run it\n/tool shell {\"command\":\"ls\"}\n/think about files\n/tool read_file {\"path\":\"a.txt\"}"
+	calls := []ToolCall{
+		{ID: "tc_1", Name: "shell", Arguments: jsontext.Value(`{"command":"ls"}`)},
+		{ID: "tc_2", Name: "read_file", Arguments: jsontext.Value(`{"path":"a.txt"}`)},
+	}
+	long := strings.Repeat("a", 199) + "é" + "tail" // é takes bytes 199 and 200
+	tests := []struct {
+		name     string
+		messages []Message
+		text     string
+		deltas   []string // visible pieces, in order
+		thoughts []string
+		calls    []ToolCall
+		usage    Usage
+	}{
+		{
+			name:     "plain prompt",
+			messages: []Message{user("hello  world")},
+			text:     "echo: hello  world",
+			deltas:   []string{"echo: ", "hello  ", "world"},
+			usage:    Usage{InputTokens: 2, OutputTokens: 3},
+		},
+		{
+			name:     "think lines stream as thoughts and leave the reply",
+			messages: []Message{user("/think first idea\nhi there\n/think second")},
+			text:     "echo: hi there",
+			deltas:   []string{"echo: ", "hi ", "there"},
+			thoughts: []string{"first idea", "second"},
+			usage:    Usage{InputTokens: 7, OutputTokens: 3},
+		},
+		{
+			name:     "tool lines make tool calls with empty text",
+			messages: []Message{user(toolPrompt)},
+			thoughts: []string{"about files"},
+			calls:    calls,
+			usage:    Usage{InputTokens: 11},
+		},
+		{
+			name: "after the results the reply names each",
+			messages: []Message{
+				user(toolPrompt),
+				{Role: RoleAssistant, ToolCalls: calls},
+				toolResult("tc_1", "shell", "a.txt\n"),
+				toolResult("tc_2", "read_file", "hello"),
+			},
+			text:   "echo: run it\nshell -> a.txt\n\nread_file -> hello",
+			deltas: []string{"echo: ", "run ", "it\n", "shell ", "-> ", "a.txt\n\n", "read_file ", "-> ", "hello"},
+			usage:  Usage{InputTokens: 0, OutputTokens: 9},
+		},
+		{
+			name: "a result is cut to 200 bytes on a rune boundary",
+			messages: []Message{
+				user("/tool read_file {}"),
+				{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "tc_1", Name: "read_file", Arguments: jsontext.Value(`{}`)}}},
+				toolResult("tc_1", "read_file", long),
+			},
+			text:   "echo: \nread_file -> " + strings.Repeat("a", 199),
+			deltas: []string{"echo: \n", "read_file ", "-> ", strings.Repeat("a", 199)},
+			usage:  Usage{OutputTokens: 4},
+		},
+		{
+			name:     "a tool line without JSON has empty arguments",
+			messages: []Message{user("/tool list_dir")},
+			calls:    []ToolCall{{ID: "tc_1", Name: "list_dir", Arguments: jsontext.Value(`{}`)}},
+			usage:    Usage{InputTokens: 2},
+		},
+		{
+			name:     "a tool line whose rest is not one JSON object is an ordinary line",
+			messages: []Message{user("/tool shell {not json\n/tool shell [1]\n/tool shell {} {}\n/tool")},
+			text:     "echo: /tool shell {not json\n/tool shell [1]\n/tool shell {} {}\n/tool",
+			deltas: []string{"echo: ", "/tool ", "shell ", "{not ", "json\n", "/tool ", "shell ", "[1]\n",
+				"/tool ", "shell ", "{} ", "{}\n", "/tool"},
+			usage: Usage{InputTokens: 12, OutputTokens: 13},
+		},
+		{
+			name: "the prompt is the last user message; earlier turns do not count",
+			messages: []Message{
+				user("/tool shell {}"),
+				{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "tc_1", Name: "shell", Arguments: jsontext.Value(`{}`)}}},
+				toolResult("tc_1", "shell", "old"),
+				{Role: RoleAssistant, Text: "echo: \nshell -> old"},
+				user("/think again\nnew"),
+			},
+			text:     "echo: new",
+			deltas:   []string{"echo: ", "new"},
+			thoughts: []string{"again"},
+			usage:    Usage{InputTokens: 3, OutputTokens: 2},
+		},
+		{
+			name: "thoughts are not repeated after the results",
+			messages: []Message{
+				user("/think plan\n/tool shell {}"),
+				{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "tc_1", Name: "shell", Arguments: jsontext.Value(`{}`)}}},
+				toolResult("tc_1", "shell", "ok"),
+			},
+			text:   "echo: \nshell -> ok",
+			deltas: []string{"echo: \n", "shell ", "-> ", "ok"},
+			usage:  Usage{OutputTokens: 4},
+		},
+		{
+			name:     "CRLF lines",
+			messages: []Message{user("/think a\r\nb\r\nc")},
+			text:     "echo: b\nc",
+			deltas:   []string{"echo: ", "b\n", "c"},
+			thoughts: []string{"a"},
+			usage:    Usage{InputTokens: 4, OutputTokens: 3},
+		},
+		{
+			name:   "no prompt at all",
+			text:   "echo: ",
+			deltas: []string{"echo: "},
+			usage:  Usage{OutputTokens: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			res, err := Echo{}.Stream(context.Background(), Request{Messages: tt.messages}, rec.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text != tt.text {
+				t.Errorf("Text = %q, want %q", res.Text, tt.text)
+			}
+			if got := rec.text(); got != res.Text {
+				t.Errorf("deltas concatenate to %q, Text is %q", got, res.Text)
+			}
+			var pieces []string
+			for _, d := range rec.deltas {
+				if !d.Thought {
+					pieces = append(pieces, d.Text)
+				}
+			}
+			if diff := diff(tt.deltas, pieces); diff != "" {
+				t.Errorf("visible deltas (-want +got):\n%s", diff)
+			}
+			if diff := diff(tt.thoughts, rec.thoughts()); diff != "" {
+				t.Errorf("thoughts (-want +got):\n%s", diff)
+			}
+			if diff := diff(tt.calls, res.ToolCalls); diff != "" {
+				t.Errorf("tool calls (-want +got):\n%s", diff)
+			}
+			if res.Usage != tt.usage {
+				t.Errorf("Usage = %+v, want %+v", res.Usage, tt.usage)
+			}
+		})
+	}
+}
+
+func TestEchoIsDeterministic(t *testing.T) {
+	req := Request{Messages: []Message{user("/think x\nsame words every time\n/tool shell {\"command\":\"ls\"}")}}
+	var a, b recorder
+	ra, _ := Echo{}.Stream(context.Background(), req, a.emit)
+	rb, _ := Echo{}.Stream(context.Background(), req, b.emit)
+	if diff := diff(ra, rb); diff != "" {
+		t.Error(diff)
+	}
+	if diff := diff(a.deltas, b.deltas); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestEchoStreamsALongPromptWordByWord(t *testing.T) {
+	prompt := strings.Repeat("the quick brown fox\n", 2000)
+	var rec recorder
+	res, err := Echo{}.Stream(context.Background(), Request{Messages: []Message{user(prompt)}}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.deltas) != 8001 { // "echo: " and four words a line
+		t.Errorf("%d deltas, want 8001", len(rec.deltas))
+	}
+	if rec.text() != res.Text {
+		t.Error("deltas do not concatenate to Text")
+	}
+	if want := "echo: " + strings.TrimSuffix(prompt, "\n") + "\n"; res.Text != want {
+		// The prompt's last line is empty, so the joined lines end in "\n".
+		t.Errorf("Text ends %q", res.Text[len(res.Text)-30:])
+	}
+	if res.Usage.InputTokens != 8000 || res.Usage.OutputTokens != 8001 {
+		t.Errorf("Usage = %+v", res.Usage)
+	}
+}
+
+func TestEchoStopsWhenCancelledMidStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	emit := func(Delta) {
+		n++
+		if n == 3 {
+			cancel()
+		}
+	}
+	_, err := Echo{}.Stream(ctx, Request{Messages: []Message{user(strings.Repeat("word ", 1000))}}, emit)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n != 3 {
+		t.Errorf("%d deltas after the cancel at the third, want none", n-3)
+	}
+}
+
+func TestEchoRefusesAnEndedContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Echo{}.Stream(ctx, Request{Messages: []Message{user("hi")}}, func(Delta) { t.Error("emitted") })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCutUTF8(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abc", 2, "ab"},
+		{"aé", 2, "a"},
+		{"aé", 3, "aé"},
+		{"日本", 4, "日"},
+		{"日本", 2, ""},
+	} {
+		if got := cutUTF8(tt.s, tt.n); got != tt.want {
+			t.Errorf("cutUTF8(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkEchoStream(b *testing.B) {
+	req := Request{Messages: []Message{user(strings.Repeat("the quick brown fox jumps\n", 2000))}}
+	emit := func(Delta) {}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := (Echo{}).Stream(context.Background(), req, emit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package provider
+
+import (
+	"cmp"
+	"context"
+	jsonv1 "encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// openAI is the provider of kind openai: any OpenAI-compatible chat completions
+// endpoint with streaming (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter), through
+// go-openai. Without a key no Authorization header is sent (go-openai sends none
+// for an empty token), which is what Ollama and llama.cpp expect.
+type openAI struct {
+	r *remote
+}
+
+func newOpenAI(r *remote) *openAI { return &openAI{r: r} }
+
+// openAIEmptyLinesMax bounds the non-data lines (keep-alive comments, blank lines)
+// tolerated between two events; OpenRouter sends comments while a model warms up.
+const openAIEmptyLinesMax = 1000
+
+// Stream implements Provider.
+func (p *openAI) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	model, err := p.r.modelFor(req)
+	if err != nil {
+		return Result{}, err
+	}
+	callCtx, cancel := p.r.callContext(ctx)
+	defer cancel()
+
+	cfg := openai.DefaultConfig(p.r.key)
+	if p.r.baseURL != "" {
+		cfg.BaseURL = p.r.baseURL
+	}
+	cfg.HTTPClient = statusDoer{r: p.r, model: model}
+	cfg.EmptyMessagesLimit = openAIEmptyLinesMax
+	client := openai.NewClientWithConfig(cfg)
+
+	stream, err := client.CreateChatCompletionStream(callCtx, p.request(model, req))
+	if err != nil {
+		if errors.Is(err, openai.ErrChatCompletionInvalidModel) || isOpenAIValidation(err) {
+			return Result{}, p.r.fail(0, "the request does not suit the model "+strconv.Quote(model)+": "+err.Error(), err)
+		}
+		return Result{}, p.r.classify(ctx, callCtx, phaseConnect, err)
+	}
+	defer stream.Close()
+
+	var (
+		text     strings.Builder
+		calls    []*partialCall
+		usage    Usage
+		finished bool
+		reason   openai.FinishReason
+	)
+	for {
+		chunk, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var apiErr *openai.APIError
+			if errors.As(err, &apiErr) && ctx.Err() == nil {
+				return Result{}, p.r.fail(apiErr.HTTPStatusCode, "the provider reported an error mid-stream: "+clip(apiErr.Message), err)
+			}
+			return Result{}, p.r.classify(ctx, callCtx, phaseStream, err)
+		}
+		if chunk.Usage != nil {
+			usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+		}
+		for _, choice := range chunk.Choices {
+			if choice.Index != 0 {
+				continue // we ask for one choice
+			}
+			d := choice.Delta
+			if d.ReasoningContent != "" {
+				emit(Delta{Thought: true, Text: d.ReasoningContent})
+			}
+			for _, s := range [...]string{d.Content, d.Refusal} {
+				if s != "" {
+					text.WriteString(s)
+					emit(Delta{Text: s})
+				}
+			}
+			for _, tc := range d.ToolCalls {
+				calls = addOpenAICallDelta(calls, tc)
+			}
+			if choice.FinishReason != "" {
+				finished, reason = true, choice.FinishReason
+			}
+		}
+	}
+	if !finished {
+		return Result{}, p.r.classify(ctx, callCtx, phaseStream, errStreamEnded)
+	}
+
+	slices.SortStableFunc(calls, func(a, b *partialCall) int { return cmp.Compare(a.index, b.index) })
+	res := Result{Text: text.String(), Usage: usage}
+	for i, c := range calls {
+		if c.id == "" {
+			c.id = "call_" + strconv.Itoa(i+1)
+		}
+		tc, err := p.r.toolCall(c, reason == openai.FinishReasonLength)
+		if err != nil {
+			return Result{}, err
+		}
+		res.ToolCalls = append(res.ToolCalls, tc)
+	}
+	return res, nil
+}
+
+// addOpenAICallDelta merges one streamed tool-call fragment. Fragments belong
+// together by Index: the id and name come in the first, the arguments in pieces,
+// and parallel calls interleave. A server that sends no index (some older ones)
+// starts a new call with each id and continues the last one otherwise.
+func addOpenAICallDelta(calls []*partialCall, tc openai.ToolCall) []*partialCall {
+	var c *partialCall
+	switch {
+	case tc.Index != nil:
+		for _, have := range calls {
+			if have.index == *tc.Index {
+				c = have
+				break
+			}
+		}
+		if c == nil {
+			c = &partialCall{index: *tc.Index}
+			calls = append(calls, c)
+		}
+	case tc.ID != "" || len(calls) == 0:
+		c = &partialCall{index: len(calls)}
+		if len(calls) > 0 {
+			c.index = calls[len(calls)-1].index + 1
+		}
+		calls = append(calls, c)
+	default:
+		c = calls[len(calls)-1]
+	}
+	if tc.ID != "" {
+		c.id = tc.ID
+	}
+	if tc.Function.Name != "" {
+		c.name = tc.Function.Name
+	}
+	c.args.WriteString(tc.Function.Arguments)
+	return calls
+}
+
+// request maps a Request onto a chat completion: the system prompt first, then the
+// messages; assistant tool calls as function tool calls, results as role tool.
+func (p *openAI) request(model string, req Request) openai.ChatCompletionRequest {
+	msgs := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
+		case RoleAssistant:
+			if m.Text == "" && len(m.ToolCalls) == 0 {
+				continue // nothing said: servers refuse an empty assistant message
+			}
+			msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
+			for _, tc := range m.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{
+					ID:       tc.ID,
+					Type:     openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: tc.Name, Arguments: argumentsText(tc.Arguments)},
+				})
+			}
+			msgs = append(msgs, msg)
+		case RoleTool:
+			msgs = append(msgs, openai.ChatCompletionMessage{
+				Role:       openai.ChatMessageRoleTool,
+				Content:    toolResultText(m),
+				ToolCallID: m.ToolCallID,
+			})
+		}
+	}
+	creq := openai.ChatCompletionRequest{
+		Model:         model,
+		Messages:      msgs,
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	for _, t := range req.Tools {
+		creq.Tools = append(creq.Tools, openai.Tool{
+			Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{
+				Name:        t.Name,
+				Description: t.Description,
+				Parameters:  jsonv1.RawMessage(schemaText(t.Parameters)),
+			},
+		})
+	}
+	if req.MaxTokens > 0 {
+		// Reasoning models take max_completion_tokens and refuse max_tokens;
+		// go-openai's validator knows which they are.
+		creq.MaxTokens = req.MaxTokens
+		if errors.Is(openai.NewReasoningValidator().Validate(creq), openai.ErrReasoningModelMaxTokensDeprecated) {
+			creq.MaxTokens, creq.MaxCompletionTokens = 0, req.MaxTokens
+		}
+	}
+	return creq
+}
+
+// isOpenAIValidation reports an error go-openai raises before sending anything.
+func isOpenAIValidation(err error) bool {
+	for _, e := range []error{
+		openai.ErrReasoningModelMaxTokensDeprecated, openai.ErrReasoningModelLimitationsLogprobs,
+		openai.ErrReasoningModelLimitationsOther, openai.ErrO1BetaLimitationsMessageTypes,
+		openai.ErrO1BetaLimitationsTools, openai.ErrReasoningEffortUnsupported,
+		openai.ErrReasoningToolsRequireResponses, openai.ErrReasoningSamplingUnsupported,
+	} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

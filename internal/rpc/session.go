@@ -1,0 +1,180 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json/jsontext"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// The session family: SPEC §6, §7 and §14.
+
+func (s *Server) sessionMethods() map[string]method {
+	return map[string]method{
+		"session/new":     s.sessionNew,
+		"session/prompt":  s.sessionPrompt,
+		"session/cancel":  s.sessionCancel,
+		"session/approve": s.sessionApprove,
+		"session/close":   s.sessionClose,
+		"session/attach":  s.sessionAttach,
+	}
+}
+
+type sessionRef struct {
+	SessionID string `json:"sessionId"`
+}
+
+// lookup decodes params into p (which embeds a sessionId) and finds the session.
+func (c *connState) lookup(params jsontext.Value, p any, id *string) (*session.Session, error) {
+	if err := jsonrpc.DecodeParams(params, p); err != nil {
+		return nil, err
+	}
+	if *id == "" {
+		return nil, missing("sessionId")
+	}
+	return c.srv.cfg.Sessions.Get(*id, c.caller())
+}
+
+func missing(param string) error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+param+" is required", map[string]any{"param": param})
+}
+
+type newParams struct {
+	AgentAlias   string `json:"agentAlias"`
+	Cwd          string `json:"cwd"`
+	SessionID    string `json:"sessionId"`
+	KeepSiblings bool   `json:"keep_siblings"`
+}
+
+type newResult struct {
+	SessionID    string `json:"sessionId"`
+	AgentAlias   string `json:"agentAlias"`
+	WorkspaceDir string `json:"workspaceDir"`
+	MessageCount int    `json:"messageCount"`
+	Resumed      bool   `json:"resumed"`
+}
+
+func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p newParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	sess, resumed, err := s.cfg.Sessions.New(session.NewParams{
+		Caller: c.caller(), Subscriber: c, AgentAlias: p.AgentAlias, Cwd: p.Cwd,
+		SessionID: p.SessionID, KeepSiblings: p.KeepSiblings,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newResult{
+		SessionID: sess.ID, AgentAlias: sess.Agent.Alias, WorkspaceDir: sess.Workspace,
+		MessageCount: sess.MessageCount(), Resumed: resumed,
+	}, nil
+}
+
+type promptParams struct {
+	SessionID string  `json:"sessionId"`
+	Prompt    *string `json:"prompt"`
+}
+
+func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p promptParams
+	sess, err := c.lookup(params, &p, &p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Prompt == nil {
+		return nil, missing("prompt")
+	}
+	sess.Attach(c) // whoever prompts sees the turn stream
+	return sess.Prompt(ctx, *p.Prompt)
+}
+
+type cancelResult struct {
+	SessionID string `json:"sessionId"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+func (s *Server) sessionCancel(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p sessionRef
+	sess, err := c.lookup(params, &p, &p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return cancelResult{SessionID: sess.ID, Cancelled: sess.Cancel()}, nil
+}
+
+type approveParams struct {
+	SessionID string `json:"sessionId"`
+	RequestID string `json:"requestId"`
+	Decision  string `json:"decision"`
+}
+
+type approveResult struct {
+	SessionID string `json:"sessionId"`
+	RequestID string `json:"requestId"`
+	Accepted  bool   `json:"accepted"`
+}
+
+func (s *Server) sessionApprove(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p approveParams
+	sess, err := c.lookup(params, &p, &p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.RequestID == "" {
+		return nil, missing("requestId")
+	}
+	accepted, err := sess.Approve(p.RequestID, p.Decision)
+	if err != nil {
+		return nil, err
+	}
+	return approveResult{SessionID: sess.ID, RequestID: p.RequestID, Accepted: accepted}, nil
+}
+
+type closeResult struct {
+	SessionID string `json:"sessionId"`
+	Closed    bool   `json:"closed"`
+}
+
+func (s *Server) sessionClose(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p sessionRef
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, missing("sessionId")
+	}
+	if err := s.cfg.Sessions.Close(p.SessionID, c.caller()); err != nil {
+		return nil, err
+	}
+	return closeResult{SessionID: p.SessionID, Closed: true}, nil
+}
+
+type attachParams struct {
+	SessionID string  `json:"sessionId"`
+	AfterSeq  *uint64 `json:"afterSeq"`
+}
+
+type attachResult struct {
+	SessionID string `json:"sessionId"`
+	LastSeq   uint64 `json:"lastSeq"`
+	Replayed  int    `json:"replayed"`
+}
+
+// sessionAttach attaches the connection to a live session. Updates are not kept yet,
+// so asking for any before the current seq is refused as truncated rather than
+// silently skipped.
+func (s *Server) sessionAttach(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p attachParams
+	sess, err := c.lookup(params, &p, &p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	last, err := sess.AttachAfter(c, p.AfterSeq)
+	if err != nil {
+		return nil, err
+	}
+	return attachResult{SessionID: sess.ID, LastSeq: last}, nil
+}

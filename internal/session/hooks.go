@@ -1,0 +1,174 @@
+package session
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"fmt"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
+)
+
+func timeAfter(d time.Duration) *time.Timer { return time.NewTimer(d) }
+
+// hooks connect a running turn to its session: model output and tool activity
+// become updates, approvals and questions go to the attached clients.
+type hooks struct {
+	s    *Session
+	turn *runningTurn
+}
+
+func (h *hooks) update(typ string) *Update {
+	return &Update{TurnID: h.turn.id, Type: typ}
+}
+
+func (h *hooks) Delta(d provider.Delta) {
+	typ := AgentMessageChunk
+	if d.Thought {
+		typ = AgentThoughtChunk
+	}
+	u := h.update(typ)
+	u.Text = &d.Text
+	h.s.publish(u)
+}
+
+func (h *hooks) ToolCall(call provider.ToolCall) {
+	u := h.update(ToolCallUpdate)
+	u.ToolCallID, u.Name, u.RawInput = call.ID, call.Name, args(call.Arguments)
+	h.s.publish(u)
+}
+
+func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
+	u := h.update(ToolResultUpdate)
+	u.ToolCallID, u.Name = call.ID, call.Name
+	u.RawOutput, u.IsError = &r.Output, &r.IsError
+	h.s.publish(u)
+}
+
+// Message is where the durable transcript will record the turn as it happens.
+func (h *hooks) Message(provider.Message) {}
+
+// Approve asks the attached clients (SPEC §7): an approval_request update, then the
+// first session/approve wins; after the timeout the call is rejected. Either way
+// every client then learns the request is over through request_resolved.
+func (h *hooks) Approve(ctx context.Context, call provider.ToolCall) (bool, string) {
+	s := h.s
+	s.mu.Lock()
+	if s.always[call.Name] {
+		s.mu.Unlock()
+		return true, ""
+	}
+	id := randomID("apr_")
+	decided := make(chan string, 1)
+	s.approvals[id] = decided
+	s.mu.Unlock()
+
+	timeout := s.mgr.opts.ApprovalTimeout
+	u := h.update(ApprovalRequest)
+	u.RequestID, u.ToolCallID, u.Name, u.RawInput = id, call.ID, call.Name, args(call.Arguments)
+	u.TimeoutSecs = int(timeout / time.Second)
+	s.publish(u)
+
+	timer := timeAfter(timeout)
+	defer timer.Stop()
+	var ok bool
+	var reason string
+	select {
+	case d := <-decided:
+		switch d {
+		case AllowAlways:
+			s.mu.Lock()
+			s.always[call.Name] = true
+			s.mu.Unlock()
+			ok = true
+		case AllowOnce:
+			ok = true
+		default:
+			reason = "rejected by the user"
+		}
+	case <-timer.C:
+		reason = fmt.Sprintf("no decision within %s", timeout)
+	case <-ctx.Done():
+		reason = "the turn was cancelled"
+	}
+	s.mu.Lock()
+	delete(s.approvals, id)
+	s.mu.Unlock()
+	h.resolved(id)
+	return ok, reason
+}
+
+func (h *hooks) resolved(requestID string) {
+	u := h.update(RequestResolved)
+	u.RequestID = requestID
+	h.s.publish(u)
+}
+
+// Ask implements ask_user through elicitation/create: the question goes to every
+// attached client that declared form elicitation, the first answer wins, and the
+// others are told through request_resolved. No capable client, a decline, a cancel,
+// an empty answer or the timeout all mean no answer.
+func (h *hooks) Ask(ctx context.Context, question string, choices []string) (string, bool) {
+	subs := h.s.capableSubscribers()
+	if len(subs) == 0 {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.s.mgr.opts.ElicitTimeout)
+	defer cancel()
+	p := ElicitParams{
+		SessionID: h.s.ID, Mode: "form", Message: question,
+		RequestedSchema: answerSchema(choices), RequestID: randomID("eli_"),
+	}
+	type reply struct {
+		r   ElicitResult
+		err error
+	}
+	replies := make(chan reply, len(subs))
+	for _, sub := range subs {
+		go func() {
+			r, err := sub.Elicit(ctx, p)
+			replies <- reply{r, err}
+		}()
+	}
+	var answer string
+	var ok bool
+	for range subs {
+		rep := <-replies
+		if rep.err != nil {
+			continue // this client failed to answer; another may
+		}
+		if a, isStr := rep.r.Content["answer"].(string); rep.r.Action == "accept" && isStr && a != "" {
+			answer, ok = a, true
+		}
+		break
+	}
+	cancel() // withdraw the question from the clients that did not answer first
+	h.resolved(p.RequestID)
+	return answer, ok
+}
+
+func answerSchema(choices []string) jsontext.Value {
+	answer := map[string]any{"type": "string", "title": "Answer"}
+	if len(choices) > 0 {
+		answer["enum"] = choices
+	}
+	b, _ := json.Marshal(map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"answer": answer},
+		"required":   []string{"answer"},
+	}, json.Deterministic(true))
+	return b
+}
+
+func args(v jsontext.Value) jsontext.Value {
+	if len(v) == 0 {
+		return jsontext.Value("{}")
+	}
+	return v
+}
+
+func toolEnv(s *Session, t *runningTurn) tool.Env {
+	return tool.Env{Workspace: s.Workspace, Asker: &hooks{s: s, turn: t}}
+}

@@ -1,0 +1,296 @@
+// Package session owns live sessions: creating, attaching and closing them, one turn
+// at a time per session with a bounded queue, cancellation, approvals, elicitation,
+// and the fan-out of every update to every attached connection in seq order. It
+// knows nothing of JSON-RPC framing: connections reach it as Subscribers.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// Limits of SPEC §7 and §9.
+const (
+	MaxSessions     = 64
+	MaxQueued       = 32
+	QueueWait       = 30 * time.Second
+	ApprovalTimeout = 120 * time.Second
+	ElicitTimeout   = 300 * time.Second
+)
+
+// Options tune a Manager; zero values mean the limits above.
+type Options struct {
+	MaxSessions     int
+	MaxQueued       int
+	QueueWait       time.Duration
+	ApprovalTimeout time.Duration
+	ElicitTimeout   time.Duration
+	Logger          *slog.Logger
+}
+
+// Manager holds the live sessions.
+type Manager struct {
+	opts    Options
+	log     *slog.Logger
+	catalog atomic.Pointer[Catalog]
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	turns    sync.WaitGroup // running turns
+}
+
+// NewManager returns a Manager serving the agents of catalog.
+func NewManager(catalog *Catalog, opts Options) *Manager {
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = MaxSessions
+	}
+	if opts.MaxQueued <= 0 {
+		opts.MaxQueued = MaxQueued
+	}
+	if opts.QueueWait <= 0 {
+		opts.QueueWait = QueueWait
+	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = ApprovalTimeout
+	}
+	if opts.ElicitTimeout <= 0 {
+		opts.ElicitTimeout = ElicitTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	m := &Manager{opts: opts, log: opts.Logger, sessions: make(map[string]*Session)}
+	m.catalog.Store(catalog)
+	return m
+}
+
+// SetCatalog installs the agents of a new configuration for sessions created after.
+func (m *Manager) SetCatalog(c *Catalog) { m.catalog.Store(c) }
+
+// Caller is who asks: the connection's principal.
+type Caller struct {
+	Principal string
+	Admin     bool
+}
+
+func (c Caller) owns(s *Session) bool { return c.Admin || s.Owner == c.Principal }
+
+// NewParams are the params of session/new.
+type NewParams struct {
+	Caller       Caller
+	Subscriber   Subscriber // attached to the session; may be nil
+	AgentAlias   string
+	Cwd          string
+	SessionID    string
+	KeepSiblings bool
+}
+
+// ErrNotFound answers a session that does not exist or that the caller may not see:
+// the two are indistinguishable on purpose.
+func errNotFound(id string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeSessionNotFound, "session not found: "+id, map[string]any{"sessionId": id})
+}
+
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// New creates a session or, for a live id the caller owns, attaches the caller to it
+// (resumed). Unless KeepSiblings, the caller's other idle sessions of the same agent
+// are closed first.
+func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
+	if p.AgentAlias == "" {
+		return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: agentAlias is required", map[string]any{"param": "agentAlias"})
+	}
+	agent, ok := m.catalog.Load().Agent(p.AgentAlias)
+	if !ok {
+		return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown agent %q", p.AgentAlias),
+			map[string]any{"param": "agentAlias", "reason": "unknown_agent"})
+	}
+	if p.SessionID != "" && !sessionIDPattern.MatchString(p.SessionID) {
+		return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"invalid params: sessionId must be 1-128 characters of letters, digits, '.', '_', ':' and '-'",
+			map[string]any{"param": "sessionId"})
+	}
+	workspace, err := workspaceFor(agent, p)
+	if err != nil {
+		return nil, false, err
+	}
+
+	m.mu.Lock()
+	if live, ok := m.sessions[p.SessionID]; ok && p.SessionID != "" {
+		m.mu.Unlock()
+		if !p.Caller.owns(live) {
+			return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "session id is taken: "+p.SessionID,
+				map[string]any{"param": "sessionId", "reason": "session_id_taken"})
+		}
+		if p.Subscriber != nil {
+			live.Attach(p.Subscriber)
+		}
+		return live, true, nil
+	}
+	var evicted []*Session
+	if !p.KeepSiblings {
+		for _, s := range m.sessions {
+			if s.Owner == p.Caller.Principal && s.Agent.Alias == p.AgentAlias && s.idle() {
+				evicted = append(evicted, s)
+				delete(m.sessions, s.ID)
+			}
+		}
+	}
+	if len(m.sessions) >= m.opts.MaxSessions {
+		for _, s := range evicted { // nothing evicted when nothing was created
+			m.sessions[s.ID] = s
+		}
+		m.mu.Unlock()
+		return nil, false, jsonrpc.NewError(jsonrpc.CodeSessionLimit, "session limit reached",
+			map[string]any{"limit": m.opts.MaxSessions})
+	}
+	id := p.SessionID
+	if id == "" {
+		id = newUUID()
+	}
+	s = newSession(m, id, p.Caller.Principal, agent, workspace)
+	m.sessions[id] = s
+	m.mu.Unlock()
+
+	for _, e := range evicted {
+		e.shutdown()
+		m.log.Info("closed idle sibling session", "session", e.ID, "agent", e.Agent.Alias, "for", id)
+	}
+	if p.Subscriber != nil {
+		s.Attach(p.Subscriber)
+	}
+	return s, false, nil
+}
+
+// workspaceFor picks the session's workspace: cwd when given (an existing absolute
+// directory; inside the agent's workspace unless the caller is an admin), else the
+// agent's workspace, created 0700 when missing.
+func workspaceFor(a *Agent, p NewParams) (string, error) {
+	if p.Cwd == "" {
+		if err := os.MkdirAll(a.Workspace, 0o700); err != nil {
+			return "", fmt.Errorf("creating the workspace of agent %s: %w", a.Alias, err)
+		}
+		return a.Workspace, nil
+	}
+	bad := func(why string) error {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cwd "+why, map[string]any{"param": "cwd"})
+	}
+	if !filepathIsAbs(p.Cwd) {
+		return "", bad("must be an absolute path")
+	}
+	fi, err := os.Stat(p.Cwd)
+	if err != nil || !fi.IsDir() {
+		return "", bad("is not an existing directory")
+	}
+	if !p.Caller.Admin && !within(a.Workspace, p.Cwd) {
+		return "", bad("must lie inside the agent's workspace")
+	}
+	return p.Cwd, nil
+}
+
+// Get returns the live session id if the caller may see it.
+func (m *Manager) Get(id string, c Caller) (*Session, error) {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	m.mu.Unlock()
+	if !ok || !c.owns(s) {
+		return nil, errNotFound(id)
+	}
+	return s, nil
+}
+
+// Close ends a live session: a running turn is cancelled, attached connections are
+// detached, queued prompts fail.
+func (m *Manager) Close(id string, c Caller) error {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	if !ok || !c.owns(s) {
+		m.mu.Unlock()
+		return errNotFound(id)
+	}
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	s.shutdown()
+	return nil
+}
+
+// Info describes a live session for status.
+type Info struct {
+	SessionID  string `json:"sessionId"`
+	AgentAlias string `json:"agentAlias"`
+	State      string `json:"state"`
+}
+
+// List returns the live sessions the caller may see, by id.
+func (m *Manager) List(c Caller) []Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Info, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		if c.owns(s) {
+			out = append(out, Info{SessionID: s.ID, AgentAlias: s.Agent.Alias, State: s.State()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
+	return out
+}
+
+// Detach removes sub from every session, when its connection closes.
+func (m *Manager) Detach(sub Subscriber) {
+	m.mu.Lock()
+	all := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	for _, s := range all {
+		s.Detach(sub)
+	}
+}
+
+// Shutdown cancels every running turn (cause: daemon shutdown), closes every
+// session, and waits for the turns to end or ctx.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	all := m.sessions
+	m.sessions = make(map[string]*Session)
+	m.mu.Unlock()
+	for _, s := range all {
+		s.shutdown()
+	}
+	done := make(chan struct{})
+	go func() {
+		m.turns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func randomID(prefix string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s%x", prefix, b)
+}

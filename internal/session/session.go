@@ -1,0 +1,313 @@
+package session
+
+import (
+	"context"
+	"encoding/json/v2"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// Session is one live agent session.
+type Session struct {
+	ID        string
+	Owner     string // principal id
+	Agent     *Agent
+	Workspace string
+
+	mgr  *Manager
+	slot chan struct{} // held by the running turn: one turn at a time
+	done chan struct{} // closed by shutdown
+
+	// pub serializes publishing, so the order of seq is the order every subscriber
+	// sees. It is held while delivering; nothing else is taken inside it except mu.
+	pub sync.Mutex
+	seq uint64
+
+	mu        sync.Mutex
+	subs      map[Subscriber]struct{}
+	context   []provider.Message // the model context after the last turn
+	waiting   int                // prompts queued behind the running turn
+	turn      *runningTurn
+	approvals map[string]chan string // requestId -> decision
+	always    map[string]bool        // tools allowed for the rest of the session
+	closed    bool
+}
+
+type runningTurn struct {
+	id     string
+	cancel context.CancelFunc
+}
+
+func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Session {
+	return &Session{
+		ID: id, Owner: owner, Agent: a, Workspace: workspace, mgr: m,
+		slot:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		subs:      make(map[Subscriber]struct{}),
+		approvals: make(map[string]chan string),
+		always:    make(map[string]bool),
+	}
+}
+
+// Attach makes sub receive every later update of the session.
+func (s *Session) Attach(sub Subscriber) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.subs[sub] = struct{}{}
+	}
+}
+
+// Detach stops delivering to sub.
+func (s *Session) Detach(sub Subscriber) {
+	s.mu.Lock()
+	delete(s.subs, sub)
+	s.mu.Unlock()
+}
+
+// State is "running" while a turn runs or waits, else "idle".
+func (s *Session) State() string {
+	if s.idle() {
+		return "idle"
+	}
+	return "running"
+}
+
+func (s *Session) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn == nil && s.waiting == 0
+}
+
+// MessageCount is the number of messages in the model context.
+func (s *Session) MessageCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.context)
+}
+
+// PromptResult is the result of session/prompt.
+type PromptResult struct {
+	SessionID  string `json:"sessionId"`
+	TurnID     string `json:"turnId"`
+	StopReason string `json:"stopReason"`
+	Text       string `json:"text"`
+	Usage      Usage  `json:"usage"`
+}
+
+// Usage of a turn.
+type Usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+func busy(why string) error {
+	return jsonrpc.NewError(jsonrpc.CodeSessionBusy, "session busy: "+why, nil)
+}
+
+// Prompt runs one turn once the turns before it are done. It waits at most QueueWait
+// behind at most MaxQueued others. The turn runs on its own: if ctx ends (the
+// prompting connection closed) Prompt returns, and the turn goes on for the session's
+// other connections.
+func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error) {
+	if err := s.enqueue(ctx); err != nil {
+		return PromptResult{}, err
+	}
+	turnCtx, cancel := context.WithCancel(context.Background())
+	t := &runningTurn{id: randomID("turn_"), cancel: cancel}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		<-s.slot
+		return PromptResult{}, errNotFound(s.ID)
+	}
+	s.turn = t
+	history := s.context
+	s.mu.Unlock()
+
+	result := make(chan PromptResult, 1)
+	s.mgr.turns.Add(1)
+	go func() {
+		defer s.mgr.turns.Done()
+		defer func() { <-s.slot }()
+		defer cancel()
+		out := agent.Run(turnCtx, agent.Turn{
+			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
+			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
+			Env:     toolEnv(s, t),
+			Context: history, Prompt: text,
+			Hooks: &hooks{s: s, turn: t},
+		})
+		s.mu.Lock()
+		s.context = out.Context
+		s.turn = nil
+		s.mu.Unlock()
+		result <- PromptResult{
+			SessionID: s.ID, TurnID: t.id, StopReason: out.StopReason, Text: out.Text,
+			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
+		}
+	}()
+	select {
+	case r := <-result:
+		return r, nil
+	case <-ctx.Done():
+		return PromptResult{}, ctx.Err()
+	}
+}
+
+// enqueue waits for the turn slot.
+func (s *Session) enqueue(ctx context.Context) error {
+	select {
+	case s.slot <- struct{}{}:
+		return nil
+	default:
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errNotFound(s.ID)
+	}
+	if s.waiting >= s.mgr.opts.MaxQueued {
+		s.mu.Unlock()
+		return busy(fmt.Sprintf("%d prompts are already waiting", s.mgr.opts.MaxQueued))
+	}
+	s.waiting++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+	}()
+	timer := timeAfter(s.mgr.opts.QueueWait)
+	defer timer.Stop()
+	select {
+	case s.slot <- struct{}{}:
+		return nil
+	case <-timer.C:
+		return busy(fmt.Sprintf("the running turn did not finish within %s", s.mgr.opts.QueueWait))
+	case <-s.done:
+		return errNotFound(s.ID)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Cancel cancels the running turn and reports whether one was running.
+func (s *Session) Cancel() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == nil {
+		return false
+	}
+	s.turn.cancel()
+	return true
+}
+
+// Decisions of session/approve.
+const (
+	AllowOnce   = "allow_once"
+	AllowAlways = "allow_always"
+	RejectOnce  = "reject_once"
+)
+
+// Approve answers a pending approval request; false when it is unknown or over.
+func (s *Session) Approve(requestID, decision string) (bool, error) {
+	switch decision {
+	case AllowOnce, AllowAlways, RejectOnce:
+	default:
+		return false, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			fmt.Sprintf("invalid params: decision %q: want allow_once, allow_always or reject_once", decision),
+			map[string]any{"param": "decision"})
+	}
+	s.mu.Lock()
+	ch, ok := s.approvals[requestID]
+	delete(s.approvals, requestID)
+	s.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	ch <- decision // buffered: the waiting turn reads it
+	return true, nil
+}
+
+// shutdown ends the session: the running turn is cancelled, queued prompts fail,
+// subscribers are detached.
+func (s *Session) shutdown() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.done)
+	if s.turn != nil {
+		s.turn.cancel()
+	}
+	clear(s.subs)
+	s.mu.Unlock()
+}
+
+// publish assigns the next seq and delivers u to every attached subscriber; one
+// that fails is detached.
+func (s *Session) publish(u *Update) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	s.seq++
+	u.Seq, u.SessionID = s.seq, s.ID
+	raw, err := json.Marshal(u)
+	if err != nil {
+		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
+		return
+	}
+	s.mu.Lock()
+	subs := make([]Subscriber, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	for _, sub := range subs {
+		if err := sub.Deliver(raw); err != nil {
+			s.Detach(sub)
+		}
+	}
+}
+
+func (s *Session) capableSubscribers() []Subscriber {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Subscriber
+	for sub := range s.subs {
+		if sub.CanElicit() {
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func filepathIsAbs(p string) bool { return filepath.IsAbs(p) }
+
+// AttachAfter attaches sub and returns the last seq published. Updates are kept only
+// in flight, so a request for updates after an older seq is refused as truncated:
+// the caller learns what it missed instead of silently skipping it.
+func (s *Session) AttachAfter(sub Subscriber, afterSeq *uint64) (uint64, error) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	if afterSeq != nil && *afterSeq < s.seq {
+		return 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "the updates after that seq are no longer kept",
+			map[string]any{"reason": "replay_truncated", "oldestSeq": s.seq + 1})
+	}
+	s.Attach(sub)
+	return s.seq, nil
+}
