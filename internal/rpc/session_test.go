@@ -485,3 +485,34 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestStepLimitEndsTheTurn(t *testing.T) {
+	conf := agentsConfig()
+	conf.Agents["short"] = config.Agent{Provider: "echo", Autonomy: config.Full, MaxSteps: 1}
+	h := startServerWith(t, Config{}, conf, session.Options{})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"short"}`)
+	res := p.must("session/prompt", prompt(sid, `/tool list_dir {}`))
+	if res["stopReason"] != "max_steps" {
+		t.Fatalf("result %v, want stopReason max_steps", res)
+	}
+}
+
+func TestProviderFailureEndsTheTurnWithAnError(t *testing.T) {
+	conf := agentsConfig()
+	// A port nothing listens on: the provider cannot connect.
+	conf.Providers["down"] = config.Provider{Kind: "openai", BaseURL: "http://127.0.0.1:9/v1", Model: "m"}
+	conf.Agents["broken"] = config.Agent{Provider: "down"}
+	h := startServerWith(t, Config{}, conf, session.Options{})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"broken"}`)
+	res := p.must("session/prompt", prompt(sid, "hello"))
+	if res["stopReason"] != "error" || !strings.Contains(res["text"].(string), "127.0.0.1:9") {
+		t.Fatalf("result %v, want stopReason error naming the endpoint", res)
+	}
+	// The daemon keeps serving, the same session included.
+	other := p.newSession(`{"agentAlias":"full"}`)
+	if r := p.must("session/prompt", prompt(other, "still fine")); r["stopReason"] != "end_turn" {
+		t.Fatalf("after a provider failure: %v", r)
+	}
+}

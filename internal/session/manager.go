@@ -163,7 +163,7 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 	m.mu.Unlock()
 
 	for _, e := range evicted {
-		e.shutdown()
+		e.shutdown(errSessionClosed)
 		m.log.Info("closed idle sibling session", "session", e.ID, "agent", e.Agent.Alias, "for", id)
 	}
 	if p.Subscriber != nil {
@@ -220,7 +220,7 @@ func (m *Manager) Close(id string, c Caller) error {
 	}
 	delete(m.sessions, id)
 	m.mu.Unlock()
-	s.shutdown()
+	s.shutdown(errSessionClosed)
 	return nil
 }
 
@@ -266,7 +266,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	m.sessions = make(map[string]*Session)
 	m.mu.Unlock()
 	for _, s := range all {
-		s.shutdown()
+		s.shutdown(errDaemonShutdown)
 	}
 	done := make(chan struct{})
 	go func() {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json/v2"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,15 @@ type Session struct {
 
 type runningTurn struct {
 	id     string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
+
+// Why a turn was cancelled, for the log.
+var (
+	errCancelRequested = errors.New("session/cancel")
+	errDaemonShutdown  = errors.New("daemon_shutdown")
+	errSessionClosed   = errors.New("session closed")
+)
 
 func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Session {
 	return &Session{
@@ -119,12 +127,12 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 	if err := s.enqueue(ctx); err != nil {
 		return PromptResult{}, err
 	}
-	turnCtx, cancel := context.WithCancel(context.Background())
+	turnCtx, cancel := context.WithCancelCause(context.Background())
 	t := &runningTurn{id: randomID("turn_"), cancel: cancel}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		cancel()
+		cancel(errSessionClosed)
 		<-s.slot
 		return PromptResult{}, errNotFound(s.ID)
 	}
@@ -137,7 +145,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 	go func() {
 		defer s.mgr.turns.Done()
 		defer func() { <-s.slot }()
-		defer cancel()
+		defer cancel(nil)
 		out := agent.Run(turnCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
@@ -149,6 +157,8 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 		s.context = out.Context
 		s.turn = nil
 		s.mu.Unlock()
+		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
+			"cause", context.Cause(turnCtx))
 		result <- PromptResult{
 			SessionID: s.ID, TurnID: t.id, StopReason: out.StopReason, Text: out.Text,
 			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
@@ -206,7 +216,7 @@ func (s *Session) Cancel() bool {
 	if s.turn == nil {
 		return false
 	}
-	s.turn.cancel()
+	s.turn.cancel(errCancelRequested)
 	return true
 }
 
@@ -239,7 +249,7 @@ func (s *Session) Approve(requestID, decision string) (bool, error) {
 
 // shutdown ends the session: the running turn is cancelled, queued prompts fail,
 // subscribers are detached.
-func (s *Session) shutdown() {
+func (s *Session) shutdown(cause error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -248,7 +258,7 @@ func (s *Session) shutdown() {
 	s.closed = true
 	close(s.done)
 	if s.turn != nil {
-		s.turn.cancel()
+		s.turn.cancel(cause)
 	}
 	clear(s.subs)
 	s.mu.Unlock()
