@@ -45,7 +45,9 @@ type Options struct {
 	// the connection is not read until one finishes. Zero means MaxInFlight.
 	MaxInFlight int
 	// Inline, when it reports true, makes the reader serve the request itself before
-	// reading the next frame: the server uses it to serve the handshake in order.
+	// reading the next frame: the server uses it to serve the handshake in order, and
+	// for methods too quick to be worth a goroutine. Answers to inline requests read
+	// from one buffer leave together, in one write when the framer is a BatchWriter.
 	Inline func(*Request) bool
 	// Logger receives connection events; never frame contents. Nil means slog.Default().
 	Logger *slog.Logger
@@ -66,6 +68,9 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	writeMu sync.Mutex
+	// held are answers of inline requests that the reader has not written yet; only
+	// the reader goroutine touches it (see readLoop).
+	held [][]byte
 
 	pendingMu sync.Mutex
 	pending   map[string]chan *Response
@@ -129,6 +134,12 @@ func (c *Conn) closedLocally(err error) bool {
 
 func (c *Conn) readLoop() error {
 	for {
+		// Answers of inline requests wait while more frames are already buffered, so
+		// that a pipelining client gets them in one write; they leave before the
+		// reader can block, so no answer ever waits for the client's next request.
+		if len(c.held) > 0 && !c.buffered() {
+			c.release()
+		}
 		line, err := c.framer.ReadFrame()
 		if err != nil {
 			var fe *FrameError
@@ -158,8 +169,16 @@ func (c *Conn) readLoop() error {
 // SPEC §2. It reports false when the connection closed while waiting.
 func (c *Conn) dispatch(req *Request) bool {
 	if c.inline != nil && c.inline(req) {
-		c.serve(req)
+		if msg := c.answer(req); msg != nil {
+			c.held = append(c.held, msg)
+		}
 		return true
+	}
+	// Answers held so far leave first: a request served on its own goroutine may
+	// answer (or notify) at once, and must not overtake them, nor may they wait for
+	// a free slot below.
+	if len(c.held) > 0 {
+		c.release()
 	}
 	select {
 	case c.slots <- struct{}{}:
@@ -178,18 +197,24 @@ func (c *Conn) dispatch(req *Request) bool {
 }
 
 func (c *Conn) serve(req *Request) {
+	if msg := c.answer(req); msg != nil {
+		c.write(msg)
+	}
+}
+
+// answer runs the handler and encodes its answer (nil for a notification).
+func (c *Conn) answer(req *Request) []byte {
 	result, err := c.call(req)
 	if req.IsNotification() {
 		if err != nil {
 			c.log.Debug("notification failed", "method", req.Method, "err", err)
 		}
-		return
+		return nil
 	}
 	if err == nil {
 		var b []byte
 		if b, err = json.Marshal(result); err == nil {
-			c.write(AppendResult(c.buffer(len(b)), req.ID, b))
-			return
+			return AppendResult(c.buffer(len(b)), req.ID, b)
 		}
 		err = fmt.Errorf("encoding the result of %s: %w", req.Method, err)
 	}
@@ -200,7 +225,7 @@ func (c *Conn) serve(req *Request) {
 		}
 		e = &Error{Code: CodeInternalError, Message: "internal error"}
 	}
-	c.writeError(req.ID, e)
+	return AppendError(c.buffer(len(e.Message)+len(e.Data)), req.ID, e)
 }
 
 // call runs the handler, turning a panic into an internal error so one bad request
@@ -364,6 +389,51 @@ func (c *Conn) write(msg []byte) error {
 		return ErrClosed
 	}
 	return nil
+}
+
+// buffered reports whether the framer holds another complete frame, so that the next
+// read cannot block.
+func (c *Conn) buffered() bool {
+	b, ok := c.framer.(interface{ Buffered() bool })
+	return ok && b.Buffered()
+}
+
+// release writes the held answers, in one write when the framer can (BatchWriter).
+func (c *Conn) release() {
+	msgs := c.held
+	if cap(msgs) > 32 { // a long batch is done: do not keep its slice on an idle connection
+		c.held = nil
+	} else {
+		c.held = msgs[:0]
+	}
+	defer clear(msgs)
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed.Load() {
+		return
+	}
+	var err error
+	if bw, ok := c.framer.(BatchWriter); ok && len(msgs) > 1 {
+		err = bw.WriteFrames(msgs)
+	} else {
+		for _, m := range msgs {
+			if err = c.framer.WriteFrame(m); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		c.log.Info("write failed; closing connection", "err", err)
+		c.Close() // Close never takes writeMu
+	}
+}
+
+// BatchWriter is a Framer that can write several messages at once. Conn uses it for
+// the answers of inline requests read from one buffer.
+type BatchWriter interface {
+	// WriteFrames writes msgs in order, as WriteFrame would one by one. It may
+	// append to each msg within its capacity.
+	WriteFrames(msgs [][]byte) error
 }
 
 // buffer returns an empty slice with room for a message of about n payload bytes plus

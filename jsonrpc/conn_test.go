@@ -261,3 +261,43 @@ func TestNotificationsAreNeverAnswered(t *testing.T) {
 		t.Fatalf("notification = %v", m)
 	}
 }
+
+func TestPipelinedInlineAnswersAllArriveInOrder(t *testing.T) {
+	h := HandlerFunc(func(_ context.Context, req *Request) (any, error) { return string(req.ID), nil })
+	_, peer, r := pair(t, h, Options{Inline: func(*Request) bool { return true }})
+	var batch strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","method":"fast","id":%d}`+"\n", i)
+	}
+	if _, err := peer.Write([]byte(batch.String())); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if m := readMsg(t, peer, r); m["id"] != float64(i) {
+			t.Fatalf("answer %d: %v", i, m)
+		}
+	}
+}
+
+func TestHeldInlineAnswerDoesNotWaitForASlowCall(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "slow" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return "ok", nil
+	})
+	_, peer, r := pair(t, h, Options{MaxInFlight: 1, Inline: func(req *Request) bool { return req.Method == "fast" }})
+	defer close(release)
+	// One write: the fast answer is held while the slow calls are read, and the
+	// second slow call waits for a free slot.
+	write(t, peer, `{"jsonrpc":"2.0","method":"fast","id":1}`+"\n"+
+		`{"jsonrpc":"2.0","method":"slow","id":2}`+"\n"+
+		`{"jsonrpc":"2.0","method":"slow","id":3}`)
+	if m := readMsg(t, peer, r); m["id"] != float64(1) {
+		t.Fatalf("first answer %v, want the fast call's", m)
+	}
+}

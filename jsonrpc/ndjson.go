@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -15,7 +16,7 @@ const (
 	MaxFrameBytes      = 8 << 20 // one line, its newline counted
 	FrameTimeout       = 30 * time.Second
 	WriteStallTimeout  = 30 * time.Second
-	initialReadBuffer  = 4 << 10
+	initialReadBuffer  = 1 << 10 // held by every idle connection: keep it small
 	retainedReadBuffer = 64 << 10
 )
 
@@ -118,6 +119,12 @@ func (f *NDJSON) ReadFrame() ([]byte, error) {
 	}
 }
 
+// Buffered reports whether a complete line is buffered, so that the next ReadFrame
+// does not read from the stream.
+func (f *NDJSON) Buffered() bool {
+	return bytes.IndexByte(f.buf[f.scan:f.end], '\n') >= 0
+}
+
 // fill reads more bytes, keeping the unread part of the current line and never
 // growing the buffer past MaxLine.
 func (f *NDJSON) fill() error {
@@ -190,6 +197,27 @@ func (f *NDJSON) CloseRead() error {
 		return cr.CloseRead()
 	}
 	return errors.ErrUnsupported
+}
+
+// writeBuffers hold the batches of WriteFrames between uses.
+var writeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// WriteFrames writes msgs, each with its newline, in one write.
+func (f *NDJSON) WriteFrames(msgs [][]byte) error {
+	bp := writeBuffers.Get().(*[]byte)
+	out := (*bp)[:0]
+	for _, m := range msgs {
+		out = append(append(out, m...), '\n')
+	}
+	if f.dl != nil && f.WriteTimeout > 0 {
+		f.dl.SetWriteDeadline(time.Now().Add(f.WriteTimeout))
+	}
+	_, err := f.rw.Write(out)
+	if cap(out) <= retainedReadBuffer {
+		*bp = out
+		writeBuffers.Put(bp)
+	}
+	return err
 }
 
 // Close closes the stream. After a framing violation it first half-closes and drains

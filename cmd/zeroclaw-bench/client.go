@@ -88,7 +88,7 @@ func (c *client) call(method, params string) ([]byte, error) {
 // Both servers put the result first and the id last, as the seed orders members.
 func resultOf(line []byte, id int64) ([]byte, error) {
 	var tail [32]byte
-	suffix := append(append(tail[:0], `,"id":`...), strconv.AppendInt(nil, id, 10)...)
+	suffix := strconv.AppendInt(append(tail[:0], `,"id":`...), id, 10)
 	suffix = append(suffix, "}\n"...)
 	if !bytes.HasPrefix(line, resultPrefix) || !bytes.HasSuffix(line, suffix) {
 		return nil, fmt.Errorf("unexpected answer to request %d: %.200s", id, line)
@@ -142,7 +142,8 @@ func measureLatency(servers []string, warmup, calls, rounds int) ([]latencies, e
 	return out, nil
 }
 
-// timedCalls makes n status calls one at a time and appends each round trip to into.
+// timedCalls makes n status calls one at a time and appends each round trip to into
+// (a nil into keeps nothing: a warm-up).
 func timedCalls(c *client, n int, into latencies) (latencies, error) {
 	c.nc.SetDeadline(time.Now().Add(ioTimeout + time.Duration(n)*time.Millisecond))
 	defer c.nc.SetDeadline(time.Time{})
@@ -169,6 +170,19 @@ func boolInt(b bool) int {
 type throughput struct {
 	Requests int64         // answered within the measured window
 	Window   time.Duration // the measured window
+	CPU      time.Duration // the server process's CPU time in the window; 0 when unknown
+}
+
+func (t throughput) add(u throughput) throughput {
+	return throughput{Requests: t.Requests + u.Requests, Window: t.Window + u.Window, CPU: t.CPU + u.CPU}
+}
+
+// cpuPerRequest is the server's CPU time per answered request, in microseconds.
+func (t throughput) cpuPerRequest() float64 {
+	if t.Requests == 0 {
+		return 0
+	}
+	return us(t.CPU) / float64(t.Requests)
 }
 
 func (t throughput) perSecond() float64 {
@@ -181,8 +195,9 @@ func (t throughput) perSecond() float64 {
 // measureThroughput opens conns connections to path, keeps depth status requests in
 // flight on each, and counts the answers received during duration, after a ramp of
 // a tenth of it (at least 100 ms) that is not counted. Then it stops sending, waits
-// for every outstanding answer, and closes the connections.
-func measureThroughput(path string, conns, depth int, duration time.Duration) (throughput, error) {
+// for every outstanding answer, and closes the connections. When pid is not 0, the
+// CPU time that process spent in the window is measured too.
+func measureThroughput(path string, pid, conns, depth int, duration time.Duration) (throughput, error) {
 	pipes := make([]*pipeline, 0, conns)
 	defer func() {
 		for _, p := range pipes {
@@ -214,9 +229,9 @@ func measureThroughput(path string, conns, depth int, duration time.Duration) (t
 	}
 
 	time.Sleep(ramp)
-	n0, t0 := answered.Load(), time.Now()
+	n0, t0, cpu0 := answered.Load(), time.Now(), processCPU(pid)
 	time.Sleep(duration)
-	n1, t1 := answered.Load(), time.Now()
+	n1, t1, cpu1 := answered.Load(), time.Now(), processCPU(pid)
 	stop()
 	writers.Wait()
 	drainBy := time.Now().Add(ioTimeout)
@@ -235,7 +250,7 @@ func measureThroughput(path string, conns, depth int, duration time.Duration) (t
 			return throughput{}, fmt.Errorf("connection %d: %d answers to %d requests", i, got, sent)
 		}
 	}
-	return throughput{Requests: n1 - n0, Window: t1.Sub(t0)}, nil
+	return throughput{Requests: n1 - n0, Window: t1.Sub(t0), CPU: cpu1 - cpu0}, nil
 }
 
 // pipeline keeps up to depth requests outstanding on one connection: the writer takes

@@ -58,6 +58,7 @@ func startDaemon(bin string, maxConns int) (*daemon, error) {
 	d.cmd.Env = append(withoutZeroclawEnv(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir)
 	d.cmd.Stdout = d.log
 	d.cmd.Stderr = d.log
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the run
 
 	start := time.Now()
 	if err := d.cmd.Start(); err != nil {
@@ -123,6 +124,34 @@ func rssKiB(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// processCPU returns the user and system CPU time process pid has used, from
+// /proc/<pid>/stat (0 for pid 0 or when unreadable). Clock ticks are taken as the
+// 100 Hz USER_HZ that Linux reports on every architecture it runs Go on.
+func processCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces and parentheses: fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 { // f[0] is field 3 (state); utime and stime are fields 14 and 15
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
 // stop sends SIGTERM and waits for the process; it fails unless the daemon exited 0

@@ -5,9 +5,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // echoServer is the baseline: the cost of a Unix socket and NDJSON framing with no
@@ -116,4 +124,102 @@ func (e *echoServer) close() {
 	}
 	e.mu.Unlock()
 	e.wg.Wait()
+}
+
+// The echo server runs in a child process of this same binary by default, so that it
+// pays what the daemon pays: its own threads asleep in epoll, woken across processes.
+// Served from the client's own process it answers faster than any server could,
+// because the client's runtime is already awake when the request lands.
+const (
+	echoSocketEnv     = "ZEROCLAW_BENCH_ECHO_SOCKET"
+	echoStatusEnv     = "ZEROCLAW_BENCH_ECHO_STATUS"
+	echoInitializeEnv = "ZEROCLAW_BENCH_ECHO_INITIALIZE"
+)
+
+// echoChild reports whether this process was started to be the echo server.
+func echoChild() bool { return os.Getenv(echoSocketEnv) != "" }
+
+// serveEchoChild serves the echo server of the environment until SIGTERM or SIGINT
+// and returns the exit code.
+func serveEchoChild() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	e, err := startEcho(os.Getenv(echoSocketEnv), []byte(os.Getenv(echoStatusEnv)), []byte(os.Getenv(echoInitializeEnv)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw-bench echo:", err)
+		return 1
+	}
+	<-ctx.Done()
+	e.close()
+	return 0
+}
+
+// echoProcess is the echo server in a child process.
+type echoProcess struct {
+	dir, socket string
+	cmd         *exec.Cmd
+	exited      chan struct{}
+	err         error
+}
+
+// startEchoProcess starts this binary as the echo server on a socket in a fresh dir
+// under /tmp and waits until it accepts a connect.
+func startEchoProcess(statusResult, initializeResult []byte) (*echoProcess, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("/tmp", "zcb")
+	if err != nil {
+		return nil, err
+	}
+	p := &echoProcess{dir: dir, socket: filepath.Join(dir, "echo.sock"), exited: make(chan struct{})}
+	p.cmd = exec.Command(self)
+	p.cmd.Env = append(os.Environ(),
+		echoSocketEnv+"="+p.socket, echoStatusEnv+"="+string(statusResult), echoInitializeEnv+"="+string(initializeResult))
+	p.cmd.Stderr = os.Stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the run
+	if err := p.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	for start := time.Now(); ; {
+		if c, err := net.Dial("unix", p.socket); err == nil {
+			c.Close()
+			return p, nil
+		}
+		select {
+		case <-p.exited:
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("echo server exited at start: %v", p.err)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Since(start) > readyTimeout {
+			p.cmd.Process.Kill()
+			<-p.exited
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("echo server not accepting after %s", readyTimeout)
+		}
+	}
+}
+
+// stop ends the echo process with SIGTERM and waits for it.
+func (p *echoProcess) stop() error {
+	defer os.RemoveAll(p.dir)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(stopTimeout):
+		p.cmd.Process.Kill()
+		<-p.exited
+		return errors.New("echo server did not exit after SIGTERM; killed")
+	}
+	if p.err != nil {
+		return fmt.Errorf("echo server: %w", p.err)
+	}
+	return nil
 }

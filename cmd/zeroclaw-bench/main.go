@@ -45,6 +45,8 @@ type options struct {
 	IdleConns int           `json:"idle_conns"`  // idle initialized connections
 	Starts    int           `json:"starts"`      // daemon starts timed
 	Settle    time.Duration `json:"settle_ns"`   // pause before reading RSS
+	// EchoInProcess serves the echo baseline from this process instead of a child.
+	EchoInProcess bool `json:"echo_in_process"`
 }
 
 func defaultOptions() options {
@@ -62,6 +64,9 @@ func (o options) quick() options {
 }
 
 func main() {
+	if echoChild() {
+		os.Exit(serveEchoChild())
+	}
 	o := defaultOptions()
 	flag.StringVar(&o.Zeroclaw, "zeroclaw", "", "the zeroclaw binary (default: go build ./cmd/zeroclaw into a temp dir)")
 	flag.DurationVar(&o.Duration, "duration", o.Duration, "pipelined run per server")
@@ -71,6 +76,7 @@ func main() {
 	flag.IntVar(&o.Depth, "depth", o.Depth, "requests in flight per pipelined connection")
 	flag.IntVar(&o.IdleConns, "idle-conns", o.IdleConns, "idle initialized connections for the memory figure")
 	flag.IntVar(&o.Starts, "starts", o.Starts, "daemon starts timed (the median is reported)")
+	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
 	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections) for a CI smoke test")
 	flag.Parse()
@@ -140,6 +146,8 @@ func (o options) validate() error {
 // run measures everything and stops every process it started. Progress goes to log.
 func run(o options, log io.Writer) (*report, error) {
 	r := &report{Machine: describeMachine(), Options: o}
+	r.Machine.LoadBefore = loadAverage()
+	defer func() { r.Machine.LoadAfter = loadAverage() }()
 	if err := raiseNoFile(uint64(o.IdleConns + o.Conns + 256)); err != nil {
 		return nil, err
 	}
@@ -182,44 +190,9 @@ func run(o options, log io.Writer) (*report, error) {
 		return nil, err
 	}
 
-	statusResult, initResult, err := sampleResults(d.socket)
-	if err != nil {
+	if err := compareWithEcho(d, o, r, log); err != nil {
 		return nil, err
 	}
-	echoDir, err := os.MkdirTemp("/tmp", "zcb")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(echoDir)
-	echo, err := startEcho(filepath.Join(echoDir, "echo.sock"), statusResult, initResult)
-	if err != nil {
-		return nil, err
-	}
-	defer echo.close()
-	r.Latency.ResponseBytes = len(resultPrefix) + len(statusResult) + len(`,"id":1}`) + 1
-
-	fmt.Fprintf(log, "status latency: %d sequential calls per server …\n", o.Calls)
-	lat, err := measureLatency([]string{d.socket, echo.ln.Addr().String()}, o.Warmup, o.Calls, o.Rounds)
-	if err != nil {
-		return nil, err
-	}
-	r.Latency.Calls = o.Calls
-	r.Latency.Daemon, r.Latency.Echo = summarize(lat[0]), summarize(lat[1])
-	r.Latency.RatioP50 = ratio(r.Latency.Daemon.P50us, r.Latency.Echo.P50us)
-
-	fmt.Fprintf(log, "pipelined throughput: %d connections × %d in flight, %s per server …\n", o.Conns, o.Depth, o.Duration)
-	r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds = o.Conns, o.Depth, o.Duration.Seconds()
-	td, err := measureThroughput(d.socket, o.Conns, o.Depth, o.Duration)
-	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	te, err := measureThroughput(echo.ln.Addr().String(), o.Conns, o.Depth, o.Duration)
-	if err != nil {
-		return nil, fmt.Errorf("echo: %w", err)
-	}
-	r.Throughput.Daemon, r.Throughput.Echo = td.perSecond(), te.perSecond()
-	r.Throughput.Ratio = ratio(r.Throughput.Daemon, r.Throughput.Echo)
-
 	stopped = true
 	if err := d.stop(); err != nil {
 		return nil, err
@@ -227,6 +200,95 @@ func run(o options, log io.Writer) (*report, error) {
 	r.DaemonExitedCleanly = true
 	r.Targets = r.judge()
 	return r, nil
+}
+
+// compareWithEcho starts the echo baseline and measures the status round trip and
+// the pipelined throughput of the daemon and of the echo server, alternating them.
+func compareWithEcho(d *daemon, o options, r *report, log io.Writer) error {
+	statusResult, initResult, err := sampleResults(d.socket)
+	if err != nil {
+		return err
+	}
+	echo, err := startBaseline(o.EchoInProcess, statusResult, initResult)
+	if err != nil {
+		return err
+	}
+	echoStopped := false
+	defer func() {
+		if !echoStopped {
+			echo.stop()
+		}
+	}()
+	r.Baseline = "echo server in a child process"
+	if o.EchoInProcess {
+		r.Baseline = "echo server in the client's process"
+	}
+	r.Latency.ResponseBytes = len(resultPrefix) + len(statusResult) + len(`,"id":1}`) + 1
+
+	fmt.Fprintf(log, "status latency: %d sequential calls per server …\n", o.Calls)
+	lat, err := measureLatency([]string{d.socket, echo.addr}, o.Warmup, o.Calls, o.Rounds)
+	if err != nil {
+		return err
+	}
+	r.Latency.Calls = o.Calls
+	r.Latency.Daemon, r.Latency.Echo = summarize(lat[0]), summarize(lat[1])
+	r.Latency.RatioP50 = ratio(r.Latency.Daemon.P50us, r.Latency.Echo.P50us)
+
+	// Like the latency, the pipelined runs alternate between the servers, in rounds
+	// of at least half a second each.
+	rounds := max(1, min(o.Rounds, int(o.Duration/(500*time.Millisecond))))
+	fmt.Fprintf(log, "pipelined throughput: %d connections × %d in flight, %s per server in %d rounds …\n",
+		o.Conns, o.Depth, o.Duration, rounds)
+	r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds = o.Conns, o.Depth, o.Duration.Seconds()
+	var td, te throughput
+	for range rounds {
+		t, err := measureThroughput(d.socket, d.cmd.Process.Pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds))
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		td = td.add(t)
+		if t, err = measureThroughput(echo.addr, echo.pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds)); err != nil {
+			return fmt.Errorf("echo: %w", err)
+		}
+		te = te.add(t)
+	}
+	r.Throughput.Daemon, r.Throughput.Echo = td.perSecond(), te.perSecond()
+	r.Throughput.DaemonCPUus, r.Throughput.EchoCPUus = td.cpuPerRequest(), te.cpuPerRequest()
+	r.Throughput.Ratio = ratio(r.Throughput.Daemon, r.Throughput.Echo)
+
+	echoStopped = true
+	return echo.stop()
+}
+
+// baseline is the running echo server.
+type baseline struct {
+	addr string
+	pid  int // of its process; 0 when it runs in this one
+	stop func() error
+}
+
+// startBaseline starts the echo server, in a child process or in this one.
+func startBaseline(inProcess bool, statusResult, initResult []byte) (baseline, error) {
+	if !inProcess {
+		p, err := startEchoProcess(statusResult, initResult)
+		if err != nil {
+			return baseline{}, err
+		}
+		return baseline{addr: p.socket, pid: p.cmd.Process.Pid, stop: p.stop}, nil
+	}
+	dir, err := os.MkdirTemp("/tmp", "zcb")
+	if err != nil {
+		return baseline{}, err
+	}
+	e, err := startEcho(filepath.Join(dir, "echo.sock"), statusResult, initResult)
+	if err != nil {
+		os.RemoveAll(dir)
+		return baseline{}, err
+	}
+	return baseline{addr: e.ln.Addr().String(), stop: func() error {
+		e.close()
+		return os.RemoveAll(dir)
+	}}, nil
 }
 
 // measureStartup starts and stops o.Starts daemons, each in a fresh config dir.
@@ -356,6 +418,20 @@ func currentNoFile() uint64 {
 	var lim syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	return lim.Cur
+}
+
+// loadAverage returns the first three fields of /proc/loadavg: other work on the
+// machine is the main source of noise in these figures.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func describeMachine() machine {

@@ -14,6 +14,7 @@ import (
 type report struct {
 	Machine             machine          `json:"machine"`
 	Options             options          `json:"options"`
+	Baseline            string           `json:"baseline"`
 	Latency             latencyReport    `json:"latency"`
 	Throughput          throughputReport `json:"throughput"`
 	Idle                idleReport       `json:"idle_connections"`
@@ -29,6 +30,9 @@ type machine struct {
 	OS        string `json:"os"`
 	Kernel    string `json:"kernel"`
 	NoFile    uint64 `json:"nofile"`
+	// The 1, 5 and 15 minute load averages before and after the run.
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
 }
 
 type percentiles struct {
@@ -52,6 +56,9 @@ type throughputReport struct {
 	Daemon  float64 `json:"daemon_rps"`
 	Echo    float64 `json:"echo_rps"`
 	Ratio   float64 `json:"ratio"` // daemon / echo
+	// Server CPU time (user + system) per answered request, in µs; 0 when unknown.
+	DaemonCPUus float64 `json:"daemon_cpu_us_per_request"`
+	EchoCPUus   float64 `json:"echo_cpu_us_per_request"`
 }
 
 type idleReport struct {
@@ -100,27 +107,34 @@ func (r *report) judge() []target {
 func (r *report) print(w io.Writer) {
 	m := r.Machine
 	fmt.Fprintf(w, "zeroclaw-bench  %s\n", r.Options.Zeroclaw)
-	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, kernel %s\n\n", m.CPUs, m.CPUModel, m.GoVersion, m.OS, m.Kernel)
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, kernel %s\n", m.CPUs, m.CPUModel, m.GoVersion, m.OS, m.Kernel)
+	fmt.Fprintf(w, "load average: %s before, %s after\n", m.LoadBefore, m.LoadAfter)
+	fmt.Fprintf(w, "baseline: %s\n\n", r.Baseline)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "status round trip: 1 connection, %d sequential calls per server (%d-byte answers)\n", r.Latency.Calls, r.Latency.ResponseBytes)
-	fmt.Fprintln(tw, "\tdaemon\techo\tdaemon/echo\t")
+	fmt.Fprintf(tw, "%s\tdaemon\techo\tdaemon/echo\t\n", label(""))
 	for _, row := range []struct {
-		name   string
-		d, e   float64
-		target string
+		name string
+		d, e float64
 	}{
-		{"p50 (µs)", r.Latency.Daemon.P50us, r.Latency.Echo.P50us, ""},
-		{"p90 (µs)", r.Latency.Daemon.P90us, r.Latency.Echo.P90us, ""},
-		{"p99 (µs)", r.Latency.Daemon.P99us, r.Latency.Echo.P99us, ""},
+		{"p50 (µs)", r.Latency.Daemon.P50us, r.Latency.Echo.P50us},
+		{"p90 (µs)", r.Latency.Daemon.P90us, r.Latency.Echo.P90us},
+		{"p99 (µs)", r.Latency.Daemon.P99us, r.Latency.Echo.P99us},
 	} {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t\n", row.name, row.d, row.e, ratio(row.d, row.e))
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t\n", label(row.name), row.d, row.e, ratio(row.d, row.e))
 	}
 	tw.Flush()
 
 	fmt.Fprintf(w, "\npipelined: %d connections × %d in flight, %.1f s per server\n", r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds)
-	fmt.Fprintln(tw, "\tdaemon\techo\tdaemon/echo\t")
-	fmt.Fprintf(tw, "requests/s\t%.0f\t%.0f\t%.2f\t\n", r.Throughput.Daemon, r.Throughput.Echo, r.Throughput.Ratio)
+	fmt.Fprintf(tw, "%s\tdaemon\techo\tdaemon/echo\t\n", label(""))
+	fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t\n", label("requests/s"), r.Throughput.Daemon, r.Throughput.Echo, r.Throughput.Ratio)
+	if r.Throughput.EchoCPUus > 0 {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t\n", label("server CPU µs/request"), r.Throughput.DaemonCPUus, r.Throughput.EchoCPUus,
+			ratio(r.Throughput.DaemonCPUus, r.Throughput.EchoCPUus))
+	} else {
+		fmt.Fprintf(tw, "%s\t%.2f\t-\t-\t\n", label("server CPU µs/request"), r.Throughput.DaemonCPUus)
+	}
 	tw.Flush()
 
 	fmt.Fprintf(w, "\nidle connections: %d initialized; daemon VmRSS %d KiB before, %d KiB after\n",
@@ -144,6 +158,9 @@ func (r *report) print(w io.Writer) {
 	}
 	tw.Flush()
 }
+
+// label pads a row label, so that the right-aligned table keeps its labels left.
+func label(s string) string { return fmt.Sprintf("%-22s", s) }
 
 func withUnit(v float64, unit string) string {
 	s := fmt.Sprintf("%.2f", v)

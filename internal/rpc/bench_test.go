@@ -1,3 +1,5 @@
+//go:build unix
+
 package rpc_test
 
 // End-to-end benchmarks of one status call: a real Server serving a real Unix socket,
@@ -11,16 +13,22 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -49,11 +57,9 @@ func startBenchServer(b *testing.B) *benchServer {
 		b.Fatal(err)
 	}
 	s := &benchServer{
-		srv: rpc.NewServer(rpc.Config{
-			DataDir:   dir,
-			Endpoint:  path,
-			DaemonUID: os.Getuid(),
-			Logger:    slog.New(slog.DiscardHandler),
+		srv: newBenchServer(b, rpc.Config{
+			DataDir:  dir,
+			Endpoint: path,
 		}),
 		ln:   ln,
 		path: path,
@@ -75,6 +81,26 @@ func startBenchServer(b *testing.B) *benchServer {
 	}()
 	b.Cleanup(s.stop)
 	return s
+}
+
+// newBenchServer builds a Server as the daemon does, with the built-in agents and
+// logs discarded. Its sessions shut down at cleanup, after the server.
+func newBenchServer(b *testing.B, cfg rpc.Config) *rpc.Server {
+	cfg.DaemonUID = os.Getuid()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	catalog, err := session.BuildCatalog(config.Default(), cfg.DataDir, func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Sessions = session.NewManager(catalog, session.Options{Logger: cfg.Logger})
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := cfg.Sessions.Shutdown(ctx); err != nil {
+			b.Errorf("sessions shutdown: %v", err)
+		}
+	})
+	return rpc.NewServer(cfg)
 }
 
 func (s *benchServer) stop() {
@@ -191,6 +217,72 @@ func BenchmarkStatusRoundTrip(b *testing.B) {
 	})
 }
 
+// BenchmarkStatusPipelined keeps 64 status requests in flight on each of 8
+// connections, as the load generator does; ns/op is the server's time per request
+// at full load (the client shares the process and its CPUs).
+func BenchmarkStatusPipelined(b *testing.B) {
+	const conns, depth = 8, 64
+	s := startBenchServer(b)
+	clients := make([]*rawClient, conns)
+	for i := range clients {
+		clients[i] = dialRaw(b, s.path)
+		defer clients[i].nc.Close()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		quota := b.N / conns
+		if i < b.N%conns {
+			quota++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.pipeline(quota, depth); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// pipeline sends n status requests with at most depth unanswered, writing each
+// refill in one write once every answer already received is counted.
+func (c *rawClient) pipeline(n, depth int) error {
+	c.nc.SetDeadline(time.Now().Add(time.Minute))
+	defer c.nc.SetDeadline(time.Time{})
+	sent, answered, owed := 0, 0, min(depth, n)
+	for answered < n {
+		if owed > 0 && c.r.Buffered() == 0 {
+			c.buf = c.buf[:0]
+			for range owed {
+				c.id++
+				c.buf = append(c.buf, `{"jsonrpc":"2.0","method":"status","id":`...)
+				c.buf = strconv.AppendInt(c.buf, int64(c.id), 10)
+				c.buf = append(c.buf, "}\n"...)
+			}
+			if _, err := c.nc.Write(c.buf); err != nil {
+				return err
+			}
+			sent, owed = sent+owed, 0
+		}
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","result":{`)) {
+			return fmt.Errorf("status answered %s", line)
+		}
+		answered++
+		if sent < n {
+			owed++
+			owed = min(owed, n-sent)
+		}
+	}
+	return nil
+}
+
 // dialConn returns an initialized jsonrpc.Conn client, closed at cleanup.
 func dialConn(b *testing.B, path string) *jsonrpc.Conn {
 	nc, err := net.Dial("unix", path)
@@ -214,4 +306,106 @@ func dialConn(b *testing.B, path string) *jsonrpc.Conn {
 		b.Fatal(err)
 	}
 	return c
+}
+
+// BenchmarkIdleConnection opens b.N initialized connections (in batches, so that the
+// count never nears the open-file limit) and reports what one idle connection keeps
+// in the server: live heap and goroutine stack after a GC, and the heap in use before
+// it (garbage included, closer to what RSS sees). The client ends are bare file
+// descriptors, so nothing of the client is counted.
+//
+//	go test -run '^$' -bench IdleConnection -benchtime 2000x ./internal/rpc/
+func BenchmarkIdleConnection(b *testing.B) {
+	srv := newBenchServer(b, rpc.Config{DataDir: b.TempDir(), MaxConnections: 4096})
+	var wg sync.WaitGroup
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		wg.Wait()
+	}()
+	const batch = 1000
+	var liveHeap, stack, heapInUse float64
+	for done := 0; done < b.N; {
+		n := min(batch, b.N-done)
+		before := memStats(true)
+		fds := make([]int, 0, n)
+		for range n {
+			fd, err := idleConnection(srv, &wg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fds = append(fds, fd)
+		}
+		inUse := memStats(false)
+		after := memStats(true)
+		heapInUse += float64(inUse.HeapInuse) - float64(before.HeapInuse)
+		liveHeap += float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		stack += float64(after.StackInuse) - float64(before.StackInuse)
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		for srv.Connections() > 0 { // let the server let go of the batch
+			time.Sleep(time.Millisecond)
+		}
+		done += n
+	}
+	b.ReportMetric(liveHeap/float64(b.N), "live-heap-B/conn")
+	b.ReportMetric(stack/float64(b.N), "stack-B/conn")
+	b.ReportMetric(heapInUse/float64(b.N), "heap-inuse-B/conn")
+}
+
+func memStats(gc bool) runtime.MemStats {
+	if gc {
+		runtime.GC()
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+// idleConnection connects a socket pair to srv, initializes it through the client's
+// bare descriptor and returns that descriptor.
+func idleConnection(srv *rpc.Server, wg *sync.WaitGroup) (int, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, err
+	}
+	f := os.NewFile(uintptr(fds[1]), "server")
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		syscall.Close(fds[0])
+		return -1, err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		srv.ServeStream(nc, rpc.Peer{Label: "bench", UID: os.Getuid(), PID: os.Getpid()})
+	}()
+	req := []byte(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}` + "\n")
+	if _, err := syscall.Write(fds[0], req); err != nil {
+		syscall.Close(fds[0])
+		return -1, err
+	}
+	var buf [1024]byte
+	for got := 0; ; {
+		n, err := syscall.Read(fds[0], buf[got:])
+		if err != nil || n == 0 {
+			syscall.Close(fds[0])
+			return -1, fmt.Errorf("reading the initialize answer: %v", err)
+		}
+		got += n
+		if bytes.IndexByte(buf[:got], '\n') >= 0 {
+			if !bytes.Contains(buf[:got], []byte(`"result"`)) {
+				syscall.Close(fds[0])
+				return -1, fmt.Errorf("initialize answered %s", buf[:got])
+			}
+			return fds[0], nil
+		}
+		if got == len(buf) {
+			syscall.Close(fds[0])
+			return -1, errors.New("initialize answer longer than 1 KiB")
+		}
+	}
 }
