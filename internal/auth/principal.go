@@ -1,5 +1,7 @@
-// Package auth decides who a connection is: the principal behind a peer, and what it
-// may do. It never reads sockets or frames; callers hand it what the transport knows.
+// Package auth decides who a connection is and what it may do: the principal behind
+// a local peer's uid or a pairing token, the grants its permission profiles merge
+// into, and the pairing tokens themselves. It never reads sockets or frames; callers
+// hand it what the transport knows, and the configuration in force.
 package auth
 
 import "errors"
@@ -7,7 +9,10 @@ import "errors"
 // OperatorID is the principal id of the daemon's own user.
 const OperatorID = "operator"
 
-// Principal is the identity a connection acts as, fixed at initialize.
+// UserPrefix starts the principal id of a [users.<name>] entry: "user:<name>".
+const UserPrefix = "user:"
+
+// Principal is the identity a connection acts as.
 type Principal struct {
 	ID    string `json:"id"`
 	Admin bool   `json:"admin"`
@@ -19,13 +24,8 @@ func Operator() Principal { return Principal{ID: OperatorID, Admin: true} }
 // ErrUnknownPeer means the peer's uid maps to no principal.
 var ErrUnknownPeer = errors.New("this user is not allowed to use the daemon")
 
-// LocalPrincipal maps a local peer to its principal. peerUID is -1 when the platform
-// cannot tell (a Windows pipe, a Unix without peer credentials): the endpoint's own
-// permissions (0600 socket in a 0700 directory, or the pipe's ACL) already admit only
-// the daemon's user there, so the peer is the operator.
-func LocalPrincipal(peerUID, daemonUID int) (Principal, error) {
-	if peerUID < 0 || peerUID == daemonUID {
-		return Operator(), nil
-	}
-	return Principal{}, ErrUnknownPeer
-}
+// ErrUnpaired means a pairing token is unknown or was revoked.
+var ErrUnpaired = errors.New("the pairing token is unknown or was revoked")
+
+// ErrUnknownUser means a pairing token names a user the roster no longer has.
+var ErrUnknownUser = errors.New("the paired user is no longer in the configuration")

@@ -18,6 +18,6 @@ func Root(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(daemonCmd(), versionCmd())
+	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd())
 	return root
 }

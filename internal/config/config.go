@@ -1,5 +1,7 @@
-// Package config owns the daemon's configuration: the schema with its defaults, and
-// loading config.toml from the config dir. A missing file means all defaults.
+// Package config owns the daemon's configuration: the schema of SPEC §11 with its
+// defaults, loading and validating config.toml, property paths (props.go), masking of
+// secrets, and the one staging step every write goes through (store.go). It knows
+// nothing of JSON-RPC or of who is asking: callers authorize before they write.
 package config
 
 import (
@@ -17,11 +19,36 @@ import (
 // FileName is the config file inside the config dir.
 const FileName = "config.toml"
 
-// Config is the whole configuration.
+// Config is the whole configuration. A Config handed out by Live is shared: treat it
+// as read-only (Clone before changing it).
 type Config struct {
-	RPC       RPC                 `toml:"rpc"`
-	Providers map[string]Provider `toml:"providers"`
-	Agents    map[string]Agent    `toml:"agents"`
+	RPC                RPC                          `toml:"rpc"`
+	WSS                WSS                          `toml:"wss"`
+	Providers          map[string]Provider          `toml:"providers"`
+	Agents             map[string]Agent             `toml:"agents"`
+	PermissionProfiles map[string]PermissionProfile `toml:"permission_profiles"`
+	Users              map[string]User              `toml:"users"`
+	Security           Security                     `toml:"security"`
+}
+
+// RPC holds the limits of the RPC endpoint (SPEC §2, §10, §14).
+type RPC struct {
+	// MaxLocalConnections bounds open local connections; one more is refused with -32004.
+	MaxLocalConnections int `toml:"max_local_connections"`
+	// UploadIdleSecs is how long a staged upload may sit idle before it is discarded.
+	UploadIdleSecs int `toml:"upload_idle_secs"`
+	// ReplayEvents is how many session/update events are kept per session for replay.
+	ReplayEvents int `toml:"replay_events"`
+}
+
+// WSS is the TLS WebSocket listener (SPEC §13).
+type WSS struct {
+	Enabled        bool     `toml:"enabled"`
+	Bind           string   `toml:"bind"`
+	Port           int      `toml:"port"`
+	CertPath       string   `toml:"cert_path,omitempty"` // empty: a self-signed certificate in the data dir
+	KeyPath        string   `toml:"key_path,omitempty"`
+	AllowedOrigins []string `toml:"allowed_origins,omitempty"` // browser origins allowed to connect
 }
 
 // Provider is one [providers.<name>] entry.
@@ -29,7 +56,7 @@ type Provider struct {
 	Kind      string `toml:"kind"` // echo, openai, anthropic
 	BaseURL   string `toml:"base_url,omitempty"`
 	Model     string `toml:"model,omitempty"`
-	APIKey    string `toml:"api_key,omitempty"` // secret: never logged or returned
+	APIKey    string `toml:"api_key,omitempty" secret:"true"` // never logged or returned
 	APIKeyEnv string `toml:"api_key_env,omitempty"`
 }
 
@@ -45,6 +72,39 @@ type Agent struct {
 	MaxContextMessages int      `toml:"max_context_messages,omitempty"`
 }
 
+// PermissionProfile is one [permission_profiles.<name>] entry: what a user holding it
+// may do. A user's profiles merge: grants, paths and agents add up, and one admin
+// profile makes the user an admin.
+type PermissionProfile struct {
+	// Admin grants everything: every grant, every config path, every agent, every
+	// session, and the admin-only methods (pairing).
+	Admin bool `toml:"admin,omitempty"`
+	// Grants are "<resource>:<verb>" strings from KnownGrants.
+	Grants []string `toml:"grants,omitempty"`
+	// ConfigWritePaths are the properties config/set may change with config:update:
+	// "*" for all, "p.*" for every property under p (as "users.*"), a bare path for
+	// that one property. Empty: none.
+	ConfigWritePaths []string `toml:"config_write_paths,omitempty"`
+	// Agents are the aliases the user may start sessions with; "*" for all. Empty: none.
+	Agents []string `toml:"agents,omitempty"`
+}
+
+// User is one [users.<name>] entry: a local account other than the daemon's own.
+type User struct {
+	// UID is the account's numeric user id. It is a pointer because 0 (root) is a
+	// real uid: an entry without uid is an error, never root by accident.
+	UID                *int     `toml:"uid,omitempty"`
+	PermissionProfiles []string `toml:"permission_profiles,omitempty"`
+}
+
+// Security holds the trust decisions.
+type Security struct {
+	// TrustDaemonUID makes a local peer with the daemon's own uid the admin operator.
+	// When false, that uid needs a [users] entry like any other. Defaults to true;
+	// files are decoded over the defaults, so an explicit false sticks.
+	TrustDaemonUID bool `toml:"trust_daemon_uid"`
+}
+
 // Autonomy levels of an agent.
 const (
 	Supervised = "supervised"
@@ -52,10 +112,32 @@ const (
 	ReadOnly   = "readonly"
 )
 
-// Defaults of an agent's optional fields.
+// Grants a permission profile may list (SPEC §11). "*" is not one: admin = true is
+// the single way to grant everything.
 const (
-	DefaultMaxSteps           = 25
-	DefaultMaxContextMessages = 200
+	GrantConfigRead      = "config:read"
+	GrantConfigUpdate    = "config:update"
+	GrantFilesCreate     = "files:create"
+	GrantSessionsExecute = "sessions:execute"
+	GrantSessionsRead    = "sessions:read"
+	GrantSystemRead      = "system:read"
+)
+
+// KnownGrants lists every valid grant string, sorted.
+var KnownGrants = []string{
+	GrantConfigRead, GrantConfigUpdate, GrantFilesCreate,
+	GrantSessionsExecute, GrantSessionsRead, GrantSystemRead,
+}
+
+// Defaults of the optional fields.
+const (
+	DefaultMaxSteps            = 25
+	DefaultMaxContextMessages  = 200
+	DefaultMaxLocalConnections = 512
+	DefaultUploadIdleSecs      = 300
+	DefaultReplayEvents        = 10000
+	DefaultWSSBind             = "127.0.0.1"
+	DefaultWSSPort             = 9781
 )
 
 // Workspace returns the agent's workspace directory.
@@ -82,84 +164,53 @@ func (a Agent) AutonomyLevel() string {
 	return a.Autonomy
 }
 
-// RPC holds the limits of the RPC endpoint (SPEC §2).
-type RPC struct {
-	// MaxLocalConnections bounds open local connections; one more is refused with -32004.
-	MaxLocalConnections int `toml:"max_local_connections"`
-}
-
 // Default returns the embedded defaults: what the daemon runs on with no file.
 // The built-in provider "echo" and agent "default" are present unless the file
 // overrides them.
 func Default() Config {
 	return Config{
-		RPC:       RPC{MaxLocalConnections: 512},
+		RPC: RPC{
+			MaxLocalConnections: DefaultMaxLocalConnections,
+			UploadIdleSecs:      DefaultUploadIdleSecs,
+			ReplayEvents:        DefaultReplayEvents,
+		},
+		WSS:       WSS{Bind: DefaultWSSBind, Port: DefaultWSSPort},
 		Providers: map[string]Provider{"echo": {Kind: "echo"}},
 		Agents:    map[string]Agent{"default": {Provider: "echo", Autonomy: Supervised}},
+		Security:  Security{TrustDaemonUID: true},
 	}
 }
 
 // Load reads <configDir>/config.toml over the defaults and validates the result.
-// Errors name the file and, for syntax and type errors, the line and key.
+// Errors name the file and the key, and the line where it can be found.
 func Load(configDir string) (Config, error) {
-	cfg := Default()
 	path := filepath.Join(configDir, FileName)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
+		return Default(), nil
 	}
 	if err != nil {
-		return cfg, fmt.Errorf("reading config: %w", err)
+		return Default(), fmt.Errorf("reading config: %w", err)
 	}
-	dec := toml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&cfg); err != nil {
+	cfg, err := parse(data)
+	if err != nil {
 		return cfg, describe(path, err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
+		return cfg, describeInvalid(path, data, err)
 	}
 	return cfg, nil
 }
 
-// Validate checks ranges and references across the whole config.
-func (c Config) Validate() error {
-	if n := c.RPC.MaxLocalConnections; n < 1 || n > 65536 {
-		return fmt.Errorf("rpc.max_local_connections = %d: must be between 1 and 65536", n)
-	}
-	for _, name := range sortedKeys(c.Providers) {
-		p := c.Providers[name]
-		switch p.Kind {
-		case "echo", "openai", "anthropic":
-		case "":
-			return fmt.Errorf("providers.%s.kind is missing: want echo, openai or anthropic", name)
-		default:
-			return fmt.Errorf("providers.%s.kind = %q: want echo, openai or anthropic", name, p.Kind)
-		}
-	}
-	for _, alias := range sortedKeys(c.Agents) {
-		a := c.Agents[alias]
-		if a.Provider == "" {
-			return fmt.Errorf("agents.%s.provider is missing", alias)
-		}
-		if _, ok := c.Providers[a.Provider]; !ok {
-			return fmt.Errorf("agents.%s.provider = %q: no [providers.%s]", alias, a.Provider, a.Provider)
-		}
-		switch a.AutonomyLevel() {
-		case Supervised, Full, ReadOnly:
-		default:
-			return fmt.Errorf("agents.%s.autonomy = %q: want supervised, full or readonly", alias, a.Autonomy)
-		}
-		if a.MaxSteps < 0 || a.MaxSteps > 1000 {
-			return fmt.Errorf("agents.%s.max_steps = %d: must be between 1 and 1000", alias, a.MaxSteps)
-		}
-		if a.MaxContextMessages < 0 {
-			return fmt.Errorf("agents.%s.max_context_messages = %d: must be positive", alias, a.MaxContextMessages)
-		}
-		if a.WorkspaceDir != "" && !filepath.IsAbs(a.WorkspaceDir) {
-			return fmt.Errorf("agents.%s.workspace_dir = %q: must be an absolute path", alias, a.WorkspaceDir)
-		}
-	}
-	return nil
+// parse decodes a config file over the defaults: map entries merge field by field
+// with the built-in ones, and unknown keys are errors (a misspelt security setting
+// must not be silently ignored).
+func parse(data []byte) (Config, error) {
+	cfg := Default()
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&cfg)
+	return cfg, err
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -182,7 +233,19 @@ func describe(path string, err error) error {
 	}
 	var sme *toml.StrictMissingError
 	if errors.As(err, &sme) {
-		return fmt.Errorf("%s: %s", path, sme.String())
+		return fmt.Errorf("%s: unknown key: %s", path, sme.String())
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// describeInvalid names the file, and the line of the offending key when the file
+// spells it out.
+func describeInvalid(path string, data []byte, err error) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		if line := lineOf(data, ve.Key); line > 0 {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }

@@ -10,12 +10,15 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
 // EphemeralGrace is how long an ephemeral daemon waits after its last client leaves.
@@ -57,12 +60,37 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	pairings, err := auth.OpenPairings(filepath.Join(dirs.DataDir, auth.PairingsFile))
+	if err != nil {
+		return err
+	}
 	addr := endpoint.Address(dirs, getenv)
 	ln, err := endpoint.Listen(addr)
 	if err != nil {
 		return err
 	}
-	sessions := session.NewManager(catalog, session.Options{Logger: log})
+	// After Listen: holding the endpoint's lock, this daemon alone writes the data dir.
+	st, err := store.Open(filepath.Join(dirs.DataDir, "sessions.db"), store.Options{Keep: cfg.RPC.ReplayEvents})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer st.Close()
+	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
+	// Every config write prepares the agent views of its complete candidate before
+	// anything is written (a candidate the views refuse is refused), and installs
+	// them once the file and the live config are committed.
+	live := config.NewLive(cfg, config.LiveOptions{
+		Dir:    dirs.ConfigDir,
+		Logger: log,
+		Views: func(candidate config.Config) (func(), error) {
+			next, err := session.BuildCatalog(candidate, dirs.DataDir, getenv)
+			if err != nil {
+				return nil, err
+			}
+			return func() { sessions.SetCatalog(next) }, nil
+		},
+	})
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -81,6 +109,8 @@ func Run(ctx context.Context, opts Options) error {
 		Clients:        clients,
 		Sessions:       sessions,
 		Logger:         log,
+		Config:         live,
+		Pairings:       pairings,
 	})
 	log.Info("serving", "endpoint", addr, "configDir", dirs.ConfigDir, "dataDir", dirs.DataDir,
 		"pid", os.Getpid(), "ephemeral", opts.Ephemeral)

@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"go.uber.org/goleak"
 )
 
@@ -56,6 +57,14 @@ func startServerWith(t *testing.T, cfg Config, conf config.Config, opts session.
 	catalog, err := session.BuildCatalog(conf, dir, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.Store == nil {
+		st, err := store.Open(dir+"/sessions.db", store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		opts.Store = st
 	}
 	cfg.Sessions = session.NewManager(catalog, opts)
 	h := &harness{srv: NewServer(cfg), addr: addr}

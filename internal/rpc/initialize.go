@@ -52,10 +52,13 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 		return nil, jsonrpc.NewError(jsonrpc.CodeVersionMismatch, "unsupported protocol version",
 			map[string]any{"supported": []int{ProtocolVersion}, "requested": version})
 	}
-	principal, err := auth.LocalPrincipal(c.peer.UID, s.cfg.DaemonUID)
+	// On a local endpoint the operating system vouches for the peer: its uid is the
+	// credential, and authToken is ignored (tokens are for WSS).
+	a, err := s.policy().Resolve(s.cfg.Config.Current(), c.credential())
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
 	}
+	principal := a.Principal
 	c.session.Store(&handshake{principal: principal, client: p.ClientInfo, capabilities: p.ClientCapabilities})
 	if !c.initialized.Swap(true) {
 		c.log.Info("initialized", "principal", principal.ID, "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version)

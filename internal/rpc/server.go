@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
@@ -55,6 +56,12 @@ type Config struct {
 	Clients                    ClientTracker // may be nil
 	Sessions                   *session.Manager
 	Logger                     *slog.Logger // nil means slog.Default()
+	// Config is the live configuration: the roster and permission profiles every
+	// call is authorized against, and what config/get and config/set serve. nil
+	// means the defaults, in memory only.
+	Config *config.Live
+	// Pairings are the pairing tokens (pairing/*). nil means none, in memory only.
+	Pairings *auth.Pairings
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -64,7 +71,8 @@ type Server struct {
 	started time.Time
 	pid     int
 	methods map[string]method
-	names   []string // sorted method names, for initialize
+	inline  map[string]bool // methods served on the connection's reader goroutine
+	names   []string        // sorted method names, for initialize
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
@@ -97,7 +105,12 @@ func NewServer(cfg Config) *Server {
 		"initialize": s.initialize,
 		"status":     s.status,
 	}
+	// status reads counters under short locks: cheaper served than scheduled.
+	s.inline = map[string]bool{"status": true}
 	for name, m := range s.sessionMethods() {
+		s.methods[name] = m
+	}
+	for name, m := range s.configMethods() {
 		s.methods[name] = m
 	}
 	for name := range s.methods {
@@ -128,7 +141,9 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	c.conn = jsonrpc.NewConn(f, c, jsonrpc.Options{
 		// Until the handshake succeeds, frames are served in order, so a client may
 		// pipeline initialize and its first calls.
-		Inline: func(*jsonrpc.Request) bool { return !c.initialized.Load() },
+		// After it, the methods that never wait (no I/O, no lock held for long) are
+		// served in order too: a goroutine per call would cost more than the call.
+		Inline: func(r *jsonrpc.Request) bool { return !c.initialized.Load() || s.inline[r.Method] },
 		Logger: log,
 	})
 	if err := s.admit(c); err != nil {
@@ -256,6 +271,13 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	if !known {
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method,
 			map[string]any{"method": req.Method})
+	}
+	if req.Method != "initialize" {
+		// The grant of SPEC §11, against the caller's current authority (grants.go).
+		var err error
+		if ctx, err = c.authorize(ctx, req.Method); err != nil {
+			return nil, err
+		}
 	}
 	return m(ctx, c, req.Params)
 }

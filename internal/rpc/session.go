@@ -12,12 +12,16 @@ import (
 
 func (s *Server) sessionMethods() map[string]method {
 	return map[string]method{
-		"session/new":     s.sessionNew,
-		"session/prompt":  s.sessionPrompt,
-		"session/cancel":  s.sessionCancel,
-		"session/approve": s.sessionApprove,
-		"session/close":   s.sessionClose,
-		"session/attach":  s.sessionAttach,
+		"session/new":      s.sessionNew,
+		"session/prompt":   s.sessionPrompt,
+		"session/cancel":   s.sessionCancel,
+		"session/approve":  s.sessionApprove,
+		"session/close":    s.sessionClose,
+		"session/attach":   s.sessionAttach,
+		"session/kill":     s.sessionKill,
+		"session/delete":   s.sessionDelete,
+		"session/list":     s.sessionList,
+		"session/messages": s.sessionMessages,
 	}
 }
 
@@ -60,6 +64,9 @@ func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.V
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
+	if p.AgentAlias != "" && !authorityFrom(ctx).MayUseAgent(p.AgentAlias) {
+		return nil, agentForbidden(p.AgentAlias)
+	}
 	sess, resumed, err := s.cfg.Sessions.New(session.NewParams{
 		Caller: c.caller(), Subscriber: c, AgentAlias: p.AgentAlias, Cwd: p.Cwd,
 		SessionID: p.SessionID, KeepSiblings: p.KeepSiblings,
@@ -80,12 +87,21 @@ type promptParams struct {
 
 func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p promptParams
-	sess, err := c.lookup(params, &p, &p.SessionID)
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, missing("sessionId")
+	}
+	sess, err := s.cfg.Sessions.Obtain(p.SessionID, c.caller()) // restores a durable session
 	if err != nil {
 		return nil, err
 	}
 	if p.Prompt == nil {
 		return nil, missing("prompt")
+	}
+	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
+		return nil, agentForbidden(sess.Agent.Alias)
 	}
 	sess.Attach(c) // whoever prompts sees the turn stream
 	return sess.Prompt(ctx, *p.Prompt)
@@ -163,18 +179,134 @@ type attachResult struct {
 	Replayed  int    `json:"replayed"`
 }
 
-// sessionAttach attaches the connection to a live session. Updates are not kept yet,
-// so asking for any before the current seq is refused as truncated rather than
-// silently skipped.
+// sessionAttach attaches the connection to a live or durable session (restoring it)
+// and replays the stored updates after afterSeq first (SPEC §14).
 func (s *Server) sessionAttach(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p attachParams
-	sess, err := c.lookup(params, &p, &p.SessionID)
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, missing("sessionId")
+	}
+	sess, err := s.cfg.Sessions.Obtain(p.SessionID, c.caller())
 	if err != nil {
 		return nil, err
 	}
-	last, err := sess.AttachAfter(c, p.AfterSeq)
+	last, replayed, err := sess.AttachAfter(c, p.AfterSeq)
 	if err != nil {
 		return nil, err
 	}
-	return attachResult{SessionID: sess.ID, LastSeq: last}, nil
+	return attachResult{SessionID: sess.ID, LastSeq: last, Replayed: replayed}, nil
+}
+
+type killResult struct {
+	SessionID string `json:"sessionId"`
+	Killed    bool   `json:"killed"`
+}
+
+func (s *Server) sessionKill(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p sessionRef
+	if err := decodeRef(params, &p); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Sessions.Kill(p.SessionID, c.caller()); err != nil {
+		return nil, err
+	}
+	return killResult{SessionID: p.SessionID, Killed: true}, nil
+}
+
+type deleteResult struct {
+	SessionID string `json:"sessionId"`
+	Deleted   bool   `json:"deleted"`
+}
+
+func (s *Server) sessionDelete(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p sessionRef
+	if err := decodeRef(params, &p); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Sessions.Delete(p.SessionID, c.caller()); err != nil {
+		return nil, err
+	}
+	return deleteResult{SessionID: p.SessionID, Deleted: true}, nil
+}
+
+func decodeRef(params jsontext.Value, p *sessionRef) error {
+	if err := jsonrpc.DecodeParams(params, p); err != nil {
+		return err
+	}
+	if p.SessionID == "" {
+		return missing("sessionId")
+	}
+	return nil
+}
+
+type listParams struct {
+	Limit  *int   `json:"limit"`
+	Cursor string `json:"cursor"`
+}
+
+type listResult struct {
+	Sessions   []session.ListEntry `json:"sessions"`
+	NextCursor string              `json:"nextCursor,omitzero"`
+}
+
+func (s *Server) sessionList(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p listParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	limit := 50
+	if p.Limit != nil {
+		if *p.Limit < 1 || *p.Limit > 1000 {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: limit must be between 1 and 1000", map[string]any{"param": "limit"})
+		}
+		limit = *p.Limit
+	}
+	entries, next, err := s.cfg.Sessions.ListDurable(c.caller(), limit, p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	return listResult{Sessions: entries, NextCursor: next}, nil
+}
+
+type messagesParams struct {
+	SessionID string `json:"sessionId"`
+	Limit     *int   `json:"limit"`
+	Before    *int   `json:"before"`
+}
+
+type messagesResult struct {
+	SessionID string            `json:"sessionId"`
+	Messages  []session.Message `json:"messages"`
+	Total     int               `json:"total"`
+}
+
+func (s *Server) sessionMessages(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p messagesParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, missing("sessionId")
+	}
+	limit, before := 100, -1
+	if p.Limit != nil {
+		if *p.Limit < 1 || *p.Limit > 10000 {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: limit must be between 1 and 10000", map[string]any{"param": "limit"})
+		}
+		limit = *p.Limit
+	}
+	if p.Before != nil {
+		if *p.Before < 0 {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: before must not be negative", map[string]any{"param": "before"})
+		}
+		before = *p.Before
+	}
+	msgs, total, err := s.cfg.Sessions.Messages(p.SessionID, c.caller(), limit, before)
+	if err != nil {
+		return nil, err
+	}
+	return messagesResult{SessionID: p.SessionID, Messages: msgs, Total: total}, nil
 }

@@ -378,8 +378,12 @@ func TestNewSessionEvictsIdleSiblingsUnlessKept(t *testing.T) {
 	if len(live) != 2 || !contains(live, c) || !contains(live, other) {
 		t.Fatalf("live sessions %v, want only %s and %s (a=%s b=%s)", live, c, other, a, b)
 	}
-	if _, err := p.call("session/prompt", prompt(a, "hi")); codeOf(err) != -32000 {
-		t.Errorf("prompt to an evicted session: %v, want -32000", err)
+	// Evicted is closed, not gone: its history is resumable, so a prompt restores it.
+	if _, err := p.call("session/cancel", fmt.Sprintf(`{"sessionId":%q}`, a)); codeOf(err) != -32000 {
+		t.Errorf("cancel on an evicted session: %v, want -32000 (not live)", err)
+	}
+	if r := p.must("session/prompt", prompt(a, "hi")); r["stopReason"] != "end_turn" {
+		t.Errorf("prompt to an evicted session: %v, want it restored", r)
 	}
 }
 
@@ -461,9 +465,21 @@ func TestClosedAndUnknownSessions(t *testing.T) {
 	if r := p.must("session/close", fmt.Sprintf(`{"sessionId":%q}`, sid)); r["closed"] != true {
 		t.Fatalf("close = %v", r)
 	}
-	for _, m := range []string{"session/prompt", "session/cancel", "session/close", "session/attach"} {
-		if _, err := p.call(m, prompt(sid, "x")); codeOf(err) != -32000 {
-			t.Errorf("%s on a closed session: %v, want -32000", m, err)
+	for _, m := range []string{"session/cancel", "session/approve", "session/close"} {
+		if _, err := p.call(m, fmt.Sprintf(`{"sessionId":%q,"requestId":"r","decision":"allow_once"}`, sid)); codeOf(err) != -32000 {
+			t.Errorf("%s on a closed session: %v, want -32000 (it is not live)", m, err)
+		}
+	}
+	// Closed keeps the history resumable: attach and prompt restore the session.
+	if r := p.must("session/attach", fmt.Sprintf(`{"sessionId":%q}`, sid)); r["sessionId"] != sid {
+		t.Errorf("attach to a closed session: %v", r)
+	}
+	if st := p.must("status", ""); st["activeSessions"] != float64(1) {
+		t.Errorf("status after restoring: %v", st)
+	}
+	for _, m := range []string{"session/prompt", "session/cancel", "session/close", "session/attach", "session/messages"} {
+		if _, err := p.call(m, prompt("no-such-session", "x")); codeOf(err) != -32000 {
+			t.Errorf("%s on an unknown session: %v, want -32000", m, err)
 		}
 	}
 	if _, err := p.call("session/new", `{"agentAlias":"nope"}`); codeOf(err) != -32602 {

@@ -47,8 +47,27 @@ func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
 	h.s.publish(u)
 }
 
-// Message is where the durable transcript will record the turn as it happens.
-func (h *hooks) Message(provider.Message) {}
+// Message records each message of the model context as it happens (SPEC §9): the
+// prompt opens the turn, every later message is a checkpoint event of its own, so a
+// crash loses at most the one being written.
+func (h *hooks) Message(m provider.Message) {
+	s, ctx := h.s, context.Background()
+	var id int64
+	var err error
+	if h.turn.begun {
+		id, err = s.mgr.st.AppendCheckpoint(ctx, s.ID, h.turn.id, m)
+	} else {
+		id, err = s.mgr.st.BeginTurn(ctx, s.ID, h.turn.id, m)
+		h.turn.begun = err == nil
+	}
+	if err != nil {
+		s.mgr.log.Error("storing a checkpoint failed", "session", s.ID, "turn", h.turn.id, "role", m.Role, "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.checkpoint = id
+	s.mu.Unlock()
+}
 
 // Approve asks the attached clients (SPEC §7): an approval_request update, then the
 // first session/approve wins; after the timeout the call is rejected. Either way

@@ -7,6 +7,7 @@ package session
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -36,6 +38,9 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	ElicitTimeout   time.Duration
 	Logger          *slog.Logger
+	// Store keeps sessions durably (SPEC §9): transcripts, model context,
+	// checkpoints, the replay log. Required.
+	Store *store.Store
 }
 
 // Manager holds the live sessions.
@@ -43,6 +48,9 @@ type Manager struct {
 	opts    Options
 	log     *slog.Logger
 	catalog atomic.Pointer[Catalog]
+
+	st      *store.Store
+	updates *updateLog
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -69,7 +77,11 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	m := &Manager{opts: opts, log: opts.Logger, sessions: make(map[string]*Session)}
+	if opts.Store == nil {
+		panic("session.NewManager: Options.Store is required")
+	}
+	m := &Manager{opts: opts, log: opts.Logger, st: opts.Store, sessions: make(map[string]*Session)}
+	m.updates = newUpdateLog(opts.Store, opts.Logger)
 	m.catalog.Store(catalog)
 	return m
 }
@@ -125,18 +137,20 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 		return nil, false, err
 	}
 
-	m.mu.Lock()
-	if live, ok := m.sessions[p.SessionID]; ok && p.SessionID != "" {
-		m.mu.Unlock()
-		if !p.Caller.owns(live) {
-			return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "session id is taken: "+p.SessionID,
-				map[string]any{"param": "sessionId", "reason": "session_id_taken"})
+	if p.SessionID != "" {
+		live, err := m.obtain(p.SessionID, p.Caller, true)
+		switch {
+		case err == nil:
+			if p.Subscriber != nil {
+				live.Attach(p.Subscriber)
+			}
+			return live, true, nil
+		case !errors.Is(err, errNoSuchSession):
+			return nil, false, err
 		}
-		if p.Subscriber != nil {
-			live.Attach(p.Subscriber)
-		}
-		return live, true, nil
 	}
+
+	m.mu.Lock()
 	var evicted []*Session
 	if !p.KeepSiblings {
 		for _, s := range m.sessions {
@@ -158,9 +172,26 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 	if id == "" {
 		id = newUUID()
 	}
+	if _, taken := m.sessions[id]; taken { // created by a racing session/new
+		m.mu.Unlock()
+		return m.New(p)
+	}
 	s = newSession(m, id, p.Caller.Principal, agent, workspace)
 	m.sessions[id] = s
 	m.mu.Unlock()
+	err = m.st.CreateSession(context.Background(), store.Session{
+		ID: id, Owner: p.Caller.Principal, Agent: agent.Alias, Workspace: workspace, Surface: store.SurfaceRPC,
+	})
+	if err != nil {
+		m.mu.Lock()
+		delete(m.sessions, id)
+		m.mu.Unlock()
+		if errors.Is(err, store.ErrExists) { // a durable id created meanwhile
+			return m.New(p)
+		}
+		m.log.Error("creating a session row", "session", id, "err", err)
+		return nil, false, internalError()
+	}
 
 	for _, e := range evicted {
 		e.shutdown(errSessionClosed)
@@ -207,6 +238,15 @@ func (m *Manager) Get(id string, c Caller) (*Session, error) {
 		return nil, errNotFound(id)
 	}
 	return s, nil
+}
+
+// Obtain returns the session id, restoring it from the store when it is not live.
+func (m *Manager) Obtain(id string, c Caller) (*Session, error) {
+	s, err := m.obtain(id, c, false)
+	if errors.Is(err, errNoSuchSession) {
+		return nil, errNotFound(id)
+	}
+	return s, err
 }
 
 // Close ends a live session: a running turn is cancelled, attached connections are
@@ -275,10 +315,11 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	m.updates.close() // what storage owes: the queued replay log
+	return nil
 }
 
 func newUUID() string {

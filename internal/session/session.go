@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -27,22 +28,25 @@ type Session struct {
 
 	// pub serializes publishing, so the order of seq is the order every subscriber
 	// sees. It is held while delivering; nothing else is taken inside it except mu.
-	pub sync.Mutex
-	seq uint64
+	pub      sync.Mutex
+	seq      uint64 // the last seq used
+	reserved uint64 // seqs up to this one are durably reserved (store.ReserveSeq)
 
-	mu        sync.Mutex
-	subs      map[Subscriber]struct{}
-	context   []provider.Message // the model context after the last turn
-	waiting   int                // prompts queued behind the running turn
-	turn      *runningTurn
-	approvals map[string]chan string // requestId -> decision
-	always    map[string]bool        // tools allowed for the rest of the session
-	closed    bool
+	mu         sync.Mutex
+	subs       map[Subscriber]struct{}
+	context    []provider.Message // the model context after the last turn
+	checkpoint int64              // the id of the last checkpoint stored
+	waiting    int                // prompts queued behind the running turn
+	turn       *runningTurn
+	approvals  map[string]chan string // requestId -> decision
+	always     map[string]bool        // tools allowed for the rest of the session
+	closed     bool
 }
 
 type runningTurn struct {
 	id     string
 	cancel context.CancelCauseFunc
+	begun  bool // the store has the turn (BeginTurn succeeded); only the turn touches it
 }
 
 // Why a turn was cancelled, for the log.
@@ -93,11 +97,13 @@ func (s *Session) idle() bool {
 	return s.turn == nil && s.waiting == 0
 }
 
-// MessageCount is the number of messages in the model context.
+// MessageCount is the number of rows in the visible transcript.
 func (s *Session) MessageCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.context)
+	row, err := s.mgr.st.Session(context.Background(), s.ID)
+	if err != nil {
+		return 0
+	}
+	return row.MessageCount
 }
 
 // PromptResult is the result of session/prompt.
@@ -153,10 +159,14 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t},
 		})
+		if err := s.mgr.st.EndTurn(context.Background(), s.ID, t.id); err != nil {
+			s.mgr.log.Error("committing a turn to the transcript failed", "session", s.ID, "turn", t.id, "err", err)
+		}
 		s.mu.Lock()
 		s.context = out.Context
 		s.turn = nil
 		s.mu.Unlock()
+		s.trim(t)
 		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
 			"cause", context.Cause(turnCtx))
 		result <- PromptResult{
@@ -264,11 +274,22 @@ func (s *Session) shutdown(cause error) {
 	s.mu.Unlock()
 }
 
+// seqBlock is how many seqs one durable reservation covers.
+const seqBlock = 4096
+
 // publish assigns the next seq and delivers u to every attached subscriber; one
-// that fails is detached.
+// that fails is detached. The update also goes to the replay log.
 func (s *Session) publish(u *Update) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
+	if s.seq+1 > s.reserved {
+		// Reserve before use, so no seq is handed out twice, not even across a crash.
+		if err := s.mgr.st.ReserveSeq(context.Background(), s.ID, s.seq+seqBlock); err != nil {
+			s.mgr.log.Error("reserving seqs failed", "session", s.ID, "err", err)
+		} else {
+			s.reserved = s.seq + seqBlock
+		}
+	}
 	s.seq++
 	u.Seq, u.SessionID = s.seq, s.ID
 	raw, err := json.Marshal(u)
@@ -276,6 +297,7 @@ func (s *Session) publish(u *Update) {
 		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
 		return
 	}
+	s.mgr.updates.add(store.Update{SessionID: s.ID, Seq: s.seq, Payload: raw})
 	s.mu.Lock()
 	subs := make([]Subscriber, 0, len(s.subs))
 	for sub := range s.subs {
@@ -308,16 +330,85 @@ func within(root, p string) bool {
 
 func filepathIsAbs(p string) bool { return filepath.IsAbs(p) }
 
-// AttachAfter attaches sub and returns the last seq published. Updates are kept only
-// in flight, so a request for updates after an older seq is refused as truncated:
-// the caller learns what it missed instead of silently skipping it.
-func (s *Session) AttachAfter(sub Subscriber, afterSeq *uint64) (uint64, error) {
+// AttachAfter attaches sub. With afterSeq, sub first receives every stored update
+// with a later seq, as ordinary notifications; publishing waits meanwhile, so the
+// replay and the live stream meet with no gap and no duplicate. It returns the last
+// seq and how many updates were replayed. When updates after afterSeq are no longer
+// kept, nothing is sent and the error says which is the oldest kept.
+func (s *Session) AttachAfter(sub Subscriber, afterSeq *uint64) (uint64, int, error) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
-	if afterSeq != nil && *afterSeq < s.seq {
-		return 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "the updates after that seq are no longer kept",
-			map[string]any{"reason": "replay_truncated", "oldestSeq": s.seq + 1})
+	if afterSeq == nil || *afterSeq >= s.seq {
+		s.Attach(sub)
+		return s.seq, 0, nil
+	}
+	s.mgr.updates.flush()
+	var stored []store.Update
+	oldest, err := s.mgr.st.Updates(context.Background(), s.ID, *afterSeq, func(u store.Update) error {
+		stored = append(stored, u)
+		return nil
+	})
+	if err != nil {
+		s.mgr.log.Error("reading the replay log", "session", s.ID, "err", err)
+		return 0, 0, internalError()
+	}
+	if oldest == 0 || *afterSeq+1 < oldest {
+		if oldest == 0 {
+			oldest = s.seq + 1
+		}
+		return 0, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "the updates after that seq are no longer kept",
+			map[string]any{"reason": "replay_truncated", "oldestSeq": oldest})
+	}
+	for i, u := range stored {
+		if err := sub.Deliver(u.Payload); err != nil {
+			return 0, i, err
+		}
 	}
 	s.Attach(sub)
-	return s.seq, nil
+	return s.seq, len(stored), nil
+}
+
+// trim keeps the retained model context within the agent's max_context_messages
+// (SPEC §9). Older messages leave it: the new snapshot starts at a user message, so
+// no tool result loses its call. The snapshot and the checkpoint boundary it covers
+// commit in one transaction, and only then is history_trimmed sent; when the write
+// fails nothing is sent and the context stays whole until the next turn tries again.
+// The transcript is never touched.
+func (s *Session) trim(t *runningTurn) {
+	s.mu.Lock()
+	ctxMsgs, boundary, limit := s.context, s.checkpoint, s.Agent.MaxContextMessages
+	s.mu.Unlock()
+	if len(ctxMsgs) <= limit {
+		return
+	}
+	cut := -1
+	for i := len(ctxMsgs) - limit; i < len(ctxMsgs); i++ {
+		if ctxMsgs[i].Role == provider.RoleUser {
+			cut = i
+			break
+		}
+	}
+	if cut < 0 { // one turn alone is longer than the limit: keep from its prompt
+		for i := len(ctxMsgs) - 1; i >= 0; i-- {
+			if ctxMsgs[i].Role == provider.RoleUser {
+				cut = i
+				break
+			}
+		}
+	}
+	if cut <= 0 {
+		return
+	}
+	snapshot := append([]provider.Message(nil), ctxMsgs[cut:]...)
+	if err := s.mgr.st.Trim(context.Background(), s.ID, snapshot, boundary); err != nil {
+		s.mgr.log.Error("trimming the retained context failed; nothing trimmed", "session", s.ID, "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.context = snapshot
+	s.mu.Unlock()
+	u := &Update{TurnID: t.id, Type: HistoryTrimmed}
+	dropped, kept := cut, len(snapshot)
+	u.Dropped, u.Kept = &dropped, &kept
+	s.publish(u)
 }

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"fmt"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+)
+
+// storedMessage is the on-disk form of a provider.Message (checkpoints and
+// snapshots). It is its own type with explicit names so that renaming a field of
+// provider.Message cannot silently change what old databases mean.
+type storedMessage struct {
+	Role       string       `json:"role"`
+	Text       string       `json:"text,omitzero"`
+	ToolCalls  []storedCall `json:"tool_calls,omitzero"`
+	ToolCallID string       `json:"tool_call_id,omitzero"`
+	Name       string       `json:"name,omitzero"`
+	IsError    bool         `json:"is_error,omitzero"`
+}
+
+// storedCall keeps the arguments as a string: they are whatever text the model
+// produced, and a model can produce invalid JSON; a checkpoint must not be lost
+// over it.
+type storedCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Invalid UTF-8 (which the tools already replace) becomes U+FFFD rather than an
+// error: losing a byte beats losing a checkpoint.
+var codecOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
+
+func toStored(m provider.Message) storedMessage {
+	sm := storedMessage{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
+	for _, c := range m.ToolCalls {
+		sm.ToolCalls = append(sm.ToolCalls, storedCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+	}
+	return sm
+}
+
+func fromStored(sm storedMessage) provider.Message {
+	m := provider.Message{Role: provider.Role(sm.Role), Text: sm.Text, ToolCallID: sm.ToolCallID, Name: sm.Name, IsError: sm.IsError}
+	for _, c := range sm.ToolCalls {
+		var args jsontext.Value
+		if c.Arguments != "" {
+			args = jsontext.Value(c.Arguments)
+		}
+		m.ToolCalls = append(m.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+	}
+	return m
+}
+
+func encodeMessage(m provider.Message) ([]byte, error) {
+	b, err := json.Marshal(toStored(m), codecOpts)
+	if err != nil {
+		return nil, fmt.Errorf("store: encoding a %s message: %w", m.Role, err)
+	}
+	return b, nil
+}
+
+func decodeMessage(b []byte) (provider.Message, error) {
+	var sm storedMessage
+	if err := json.Unmarshal(b, &sm, codecOpts); err != nil {
+		return provider.Message{}, fmt.Errorf("store: decoding a stored message: %w", err)
+	}
+	return fromStored(sm), nil
+}
+
+func encodeMessages(ms []provider.Message) ([]byte, error) {
+	out := make([]storedMessage, len(ms)) // never nil: an empty snapshot is "[]", not "null"
+	for i, m := range ms {
+		out[i] = toStored(m)
+	}
+	b, err := json.Marshal(out, codecOpts)
+	if err != nil {
+		return nil, fmt.Errorf("store: encoding a snapshot: %w", err)
+	}
+	return b, nil
+}
+
+func decodeMessages(b []byte) ([]provider.Message, error) {
+	var sms []storedMessage
+	if err := json.Unmarshal(b, &sms, codecOpts); err != nil {
+		return nil, fmt.Errorf("store: decoding a snapshot: %w", err)
+	}
+	out := make([]provider.Message, len(sms))
+	for i, sm := range sms {
+		out[i] = fromStored(sm)
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func userVersion(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var v int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// rawDB opens path with the writer's settings but no migrations.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_foreign_keys=1&_journal_mode=WAL&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
+	if SchemaVersion() != 2 {
+		t.Fatalf("SchemaVersion() = %d, want 2", SchemaVersion())
+	}
+	for i, m := range migrations {
+		if !strings.HasPrefix(m, migrationMarker) {
+			t.Errorf("migration %d does not start with its header: %.40q", i+1, m)
+		}
+	}
+}
+
+func TestMigrationHeadersMustCountUpFromOne(t *testing.T) {
+	for name, text := range map[string]string{
+		"gap":      "-- +migration 1: a\nSELECT 1;\n-- +migration 3: c\nSELECT 1;\n",
+		"no start": "-- +migration 2: b\nSELECT 1;\n",
+		"garbage":  "-- +migration one: a\nSELECT 1;\n",
+		"empty":    "-- nothing here\n",
+	} {
+		if _, err := parseMigrations(text); err == nil {
+			t.Errorf("%s: parsed without error", name)
+		}
+	}
+	got, err := parseMigrations("-- preamble\n-- +migration 1: a\nA;\n-- +migration 2: b\nB;\n")
+	if err != nil || len(got) != 2 || !strings.Contains(got[0], "A;") || strings.Contains(got[0], "B;") {
+		t.Errorf("parseMigrations = %q, %v", got, err)
+	}
+}
+
+func TestMigratesFromAnEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openAt(t, path)
+	if v := userVersion(t, s.w); v != SchemaVersion() {
+		t.Fatalf("user_version = %d, want %d", v, SchemaVersion())
+	}
+	for _, table := range []string{"sessions", "transcript", "turns", "checkpoints", "snapshots", "updates"} {
+		var n int
+		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil || n != 1 {
+			t.Errorf("table %s: count %d, %v", table, n, err)
+		}
+	}
+	s.Close()
+	// Opening again applies nothing and keeps the version.
+	s2 := openAt(t, path)
+	if v := userVersion(t, s2.w); v != SchemaVersion() {
+		t.Fatalf("after reopening, user_version = %d", v)
+	}
+}
+
+func TestMigratesFromThePreviousSchemaVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	if err := privateFile(path); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	if err := migrate(ctx, db, path, 1); err != nil {
+		t.Fatalf("migrating to v1: %v", err)
+	}
+	if v := userVersion(t, db); v != 1 {
+		t.Fatalf("user_version = %d, want 1", v)
+	}
+	// A version 1 database with one session that has history and a snapshot.
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, agent, workspace, interaction_surface, created_at, last_activity, message_count)
+		 VALUES ('old', 'alice', 'default', '/w', 'rpc', 1000, 2000, 2)`,
+		`INSERT INTO turns VALUES ('old', 't1', 'complete', 1500)`,
+		`INSERT INTO transcript (session_id, idx, role, text, turn_id) VALUES ('old', 0, 'user', 'hi', 't1'), ('old', 1, 'assistant', 'hello', 't1')`,
+		`INSERT INTO checkpoints (session_id, turn_id, message) VALUES ('old', 't1', '{"role":"user","text":"hi"}'), ('old', 't1', '{"role":"assistant","text":"hello"}')`,
+		`INSERT INTO snapshots VALUES ('old', '[{"role":"user","text":"hi"}]', 1)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := openAt(t, path)
+	if v := userVersion(t, s.w); v != 2 {
+		t.Fatalf("user_version = %d, want 2", v)
+	}
+	sess, err := s.Session(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.MessageCount != 2 || sess.LastSeq != 0 || sess.Owner != "alice" || sess.LastActivity.UnixMilli() != 2000 {
+		t.Errorf("session after migration: %+v", sess)
+	}
+	rows, total, err := s.Messages(ctx, "old", 100, -1)
+	if err != nil || total != 2 || len(rows) != 2 || rows[1].Text != "hello" {
+		t.Errorf("Messages = %+v, %d, %v", rows, total, err)
+	}
+	got, err := s.Context(ctx, "old")
+	if err != nil || len(got) != 2 || got[0].Text != "hi" || got[1].Text != "hello" {
+		t.Errorf("Context = %+v, %v; want the snapshot then checkpoint 2", got, err)
+	}
+	// What version 2 added works on the migrated data.
+	if err := s.AppendUpdates(ctx, []Update{{SessionID: "old", Seq: 1, Payload: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if mark, err := s.SeqMark(ctx, "old"); err != nil || mark != 1 {
+		t.Errorf("SeqMark = %d, %v; want 1", mark, err)
+	}
+	if list, _, err := s.ListSessions(ctx, "alice", 10, ""); err != nil || len(list) != 1 {
+		t.Errorf("ListSessions = %+v, %v", list, err)
+	}
+}
+
+func TestRefusesASchemaNewerThanItKnows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	db := rawDB(t, path)
+	if _, err := db.ExecContext(ctx, "PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(path, Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("Open succeeded")
+	}
+	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "99") {
+		t.Errorf("err = %v; want ErrSchemaTooNew naming version 99", err)
+	}
+}

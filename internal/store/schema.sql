@@ -1,0 +1,78 @@
+-- The schema of sessions.db, as an ordered list of migrations. Each section starts
+-- with a line "-- +migration N: what it adds"; N counts up from 1 with no gap, and
+-- PRAGMA user_version records the last one applied. Never edit a released section:
+-- append a new one. Times are unix milliseconds; booleans are 0/1.
+
+-- +migration 1: sessions, the visible transcript, turns, checkpoint events, snapshots
+CREATE TABLE sessions (
+    id                  TEXT    NOT NULL PRIMARY KEY,
+    owner               TEXT    NOT NULL,              -- principal id
+    agent               TEXT    NOT NULL,              -- agent alias
+    workspace           TEXT    NOT NULL,
+    interaction_surface TEXT    NOT NULL,              -- 'rpc' for this daemon's sessions
+    created_at          INTEGER NOT NULL,
+    last_activity       INTEGER NOT NULL,
+    killed_at           INTEGER,                       -- the tombstone; NULL while alive
+    message_count       INTEGER NOT NULL DEFAULT 0     -- transcript rows = the next index
+) STRICT;
+
+-- The visible transcript. Rows are appended at index message_count and are never
+-- renumbered; trimming the model context never touches them.
+CREATE TABLE transcript (
+    session_id   TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    idx          INTEGER NOT NULL,
+    role         TEXT    NOT NULL
+                 CHECK (role IN ('user', 'assistant', 'tool_call', 'tool_result', 'marker')),
+    text         TEXT    NOT NULL,
+    tool_call_id TEXT,
+    name         TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+    interrupted  INTEGER NOT NULL DEFAULT 0 CHECK (interrupted IN (0, 1)),
+    turn_id      TEXT    NOT NULL,
+    PRIMARY KEY (session_id, idx)
+) STRICT;
+
+CREATE TABLE turns (
+    session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id    TEXT    NOT NULL,
+    state      TEXT    NOT NULL CHECK (state IN ('running', 'complete', 'interrupted')),
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, turn_id)
+) STRICT;
+
+-- Checkpoint events: the model-context messages of each turn, one row per message,
+-- written as they happen. AUTOINCREMENT because a snapshot boundary is an id: after a
+-- trim deletes the newest rows, a plain rowid could be handed out again, and a new
+-- checkpoint would then look covered by the snapshot.
+CREATE TABLE checkpoints (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT    NOT NULL,
+    turn_id    TEXT    NOT NULL,
+    message    TEXT    NOT NULL,                       -- one provider message as JSON
+    FOREIGN KEY (session_id, turn_id) REFERENCES turns(session_id, turn_id) ON DELETE CASCADE
+) STRICT;
+CREATE INDEX checkpoints_by_session ON checkpoints(session_id, id);
+CREATE INDEX checkpoints_by_turn ON checkpoints(session_id, turn_id, id);
+
+-- The retained provider-context snapshot. No row is the NULL snapshot (legacy: replay
+-- every checkpoint); messages '[]' is an explicit, authoritative empty snapshot. It
+-- lives apart from sessions so that touching a session does not rewrite it.
+CREATE TABLE snapshots (
+    session_id TEXT    NOT NULL PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    messages   TEXT    NOT NULL,                       -- JSON array of provider messages
+    boundary   INTEGER NOT NULL                        -- the last checkpoint id it covers
+) STRICT;
+
+-- +migration 2: the session/update replay log, seq reservation, listing indexes
+ALTER TABLE sessions ADD COLUMN seq_mark INTEGER NOT NULL DEFAULT 0;     -- seqs up to here may be used
+ALTER TABLE sessions ADD COLUMN updates_kept INTEGER NOT NULL DEFAULT 0; -- rows in updates
+
+CREATE TABLE updates (
+    session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    payload    BLOB    NOT NULL,                       -- the session/update params as sent
+    PRIMARY KEY (session_id, seq)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX sessions_by_activity ON sessions(last_activity DESC, id DESC);
+CREATE INDEX sessions_by_owner ON sessions(owner, last_activity DESC, id DESC);

@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+)
+
+// Turn states.
+const (
+	TurnRunning     = "running"
+	TurnComplete    = "complete"
+	TurnInterrupted = "interrupted"
+)
+
+// ErrTurnNotRunning: a checkpoint for a turn that has already ended.
+var ErrTurnNotRunning = errors.New("store: turn is not running")
+
+// BeginTurn records turnID as running and prompt as its first checkpoint, in one
+// transaction, touches last_activity, and returns the checkpoint's id. ErrNotFound
+// when the session does not exist; an error when the turn id was used before.
+func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt provider.Message) (int64, error) {
+	msg, err := encodeMessage(prompt)
+	if err != nil {
+		return 0, err
+	}
+	now := ms(s.now())
+	var id int64
+	err = s.write(ctx, OpBeginTurn, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE sessions SET last_activity = ? WHERE id = ?", now, sessionID)
+		if err != nil {
+			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
+		}
+		if err := mustAffect(res, sessionID); err != nil {
+			return err
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?", sessionID, turnID).Scan(&one)
+		if err == nil {
+			return fmt.Errorf("store: beginning turn %s of %s: the turn id was used before", turnID, sessionID)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)",
+			sessionID, turnID, TurnRunning, now); err != nil {
+			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
+		}
+		id, err = insertCheckpoint(ctx, tx, sessionID, turnID, msg)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// AppendCheckpoint appends m, a message that just joined the model context of the
+// running turn, in its own transaction, and returns its id; ids increase and are
+// never reused. A crash loses at most the checkpoint being written. ErrTurnNotRunning
+// when the turn has ended (or never began).
+func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, m provider.Message) (int64, error) {
+	msg, err := encodeMessage(m)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.write(ctx, OpCheckpoint, func(tx *sql.Tx) error {
+		state, err := turnState(ctx, tx, sessionID, turnID)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("%w: %w", ErrTurnNotRunning, err)
+			}
+			return err
+		}
+		if state != TurnRunning {
+			return fmt.Errorf("%w: turn %s of %s is %s", ErrTurnNotRunning, turnID, sessionID, state)
+		}
+		id, err = insertCheckpoint(ctx, tx, sessionID, turnID, msg)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+func insertCheckpoint(ctx context.Context, tx *sql.Tx, sessionID, turnID string, msg []byte) (int64, error) {
+	res, err := tx.ExecContext(ctx, "INSERT INTO checkpoints (session_id, turn_id, message) VALUES (?, ?, ?)",
+		sessionID, turnID, string(msg))
+	if err != nil {
+		return 0, fmt.Errorf("store: checkpoint of turn %s of %s: %w", turnID, sessionID, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("store: checkpoint of turn %s of %s: %w", turnID, sessionID, err)
+	}
+	return id, nil
+}
+
+func turnState(ctx context.Context, tx *sql.Tx, sessionID, turnID string) (string, error) {
+	var state string
+	err := tx.QueryRowContext(ctx, "SELECT state FROM turns WHERE session_id = ? AND turn_id = ?", sessionID, turnID).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("%w: turn %s of session %s", ErrNotFound, turnID, sessionID)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: reading turn %s of %s: %w", turnID, sessionID, err)
+	}
+	return state, nil
+}
+
+// EndTurn closes a turn in one transaction: its checkpoint messages are appended
+// to the visible transcript (see Row), the turn is marked complete, and
+// last_activity is touched. Ending a turn that has already ended changes nothing
+// and returns nil, so a caller may retry after an error. ErrNotFound when there is
+// no such turn.
+func (s *Store) EndTurn(ctx context.Context, sessionID, turnID string) error {
+	return s.write(ctx, OpEndTurn, func(tx *sql.Tx) error {
+		state, err := turnState(ctx, tx, sessionID, turnID)
+		if err != nil || state != TurnRunning {
+			return err
+		}
+		if err := finishTurn(ctx, tx, sessionID, turnID, TurnComplete, nil); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET last_activity = ? WHERE id = ?", ms(s.now()), sessionID); err != nil {
+			return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
+		}
+		return nil
+	})
+}
+
+// finishTurn transcribes a running turn's checkpoints (then the extra rows), sets
+// its final state, and drops the checkpoints a snapshot already covers: Trim keeps
+// those of running turns only until they reach the transcript.
+func finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, state string, extra []Row) error {
+	rows, err := tx.QueryContext(ctx, "SELECT message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id",
+		sessionID, turnID)
+	if err != nil {
+		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+	}
+	var visible []Row
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+		}
+		m, err := decodeMessage(raw)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		visible = append(visible, rowsOf(turnID, m)...)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+	}
+	if err := appendRows(ctx, tx, sessionID, append(visible, extra...)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ?",
+		state, sessionID, turnID); err != nil {
+		return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND turn_id = ?2
+		AND id <= (SELECT boundary FROM snapshots WHERE session_id = ?1)`, sessionID, turnID); err != nil {
+		return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
+	}
+	return nil
+}
+
+// Recover finishes the turns a crash left running, oldest first, each in its own
+// transaction: the turn's checkpoint progress is appended to the visible transcript,
+// then one marker row (RoleMarker, Interrupted, InterruptedText), and the turn is
+// marked interrupted. It returns how many turns it recovered; a second call finds
+// none and adds nothing. The model context needs no change: the checkpoints are
+// already in it, and Context answers any call left without a result.
+//
+// Call it only for a session no live turn is writing to (on restore). A session of
+// another interaction surface is left untouched: ErrUnsupportedSurface.
+func (s *Store) Recover(ctx context.Context, sessionID string) (int, error) {
+	var surface string
+	err := s.r.QueryRowContext(ctx, "SELECT interaction_surface FROM sessions WHERE id = ?", sessionID).Scan(&surface)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("%w: session %s", ErrNotFound, sessionID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: recovering %s: %w", sessionID, err)
+	}
+	if surface != SurfaceRPC {
+		return 0, fmt.Errorf("%w: session %s was written by %q", ErrUnsupportedSurface, sessionID, surface)
+	}
+	turns, err := s.runningTurns(ctx, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	recovered := 0
+	for _, turnID := range turns {
+		finished := false
+		err := s.write(ctx, OpRecover, func(tx *sql.Tx) error {
+			state, err := turnState(ctx, tx, sessionID, turnID)
+			if err != nil || state != TurnRunning {
+				return err // ended since we looked: nothing to do
+			}
+			marker := Row{Role: RoleMarker, Text: InterruptedText, TurnID: turnID, Interrupted: true}
+			finished = true
+			return finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker})
+		})
+		if err != nil {
+			return recovered, err
+		}
+		if finished {
+			recovered++
+		}
+	}
+	return recovered, nil
+}
+
+func (s *Store) runningTurns(ctx context.Context, sessionID string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT turn_id FROM turns WHERE session_id = ? AND state = ? ORDER BY started_at, rowid",
+		sessionID, TurnRunning)
+	if err != nil {
+		return nil, fmt.Errorf("store: recovering %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: recovering %s: %w", sessionID, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
