@@ -24,8 +24,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // harness is a real Server on a real Unix socket.
 type harness struct {
-	srv  *Server
-	addr string
+	srv    *Server
+	addr   string
+	stopFn func()
 }
 
 func startServer(t *testing.T, cfg Config) *harness {
@@ -85,7 +86,7 @@ func startServerWith(t *testing.T, cfg Config, conf config.Config, opts session.
 			}()
 		}
 	}()
-	t.Cleanup(func() {
+	h.stopFn = sync.OnceFunc(func() {
 		ln.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -98,8 +99,12 @@ func startServerWith(t *testing.T, cfg Config, conf config.Config, opts session.
 		wg.Wait()
 		os.RemoveAll(dir)
 	})
+	t.Cleanup(h.stopFn)
 	return h
 }
+
+// stop shuts the server down as the daemon does; the cleanup does it otherwise.
+func (h *harness) stop(t *testing.T) { h.stopFn() }
 
 func (h *harness) dial(t *testing.T) net.Conn {
 	t.Helper()
