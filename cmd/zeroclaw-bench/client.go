@@ -24,32 +24,68 @@ const ioTimeout = 30 * time.Second
 // lines with increasing integer ids (the id last, which the echo server relies on) and
 // reads response lines. It is driven by one goroutine at a time.
 type client struct {
-	nc  net.Conn
+	nc  conn
 	r   *bufio.Reader
 	buf []byte
 	id  int64
 }
 
-func dial(path string) (*client, error) {
+func dial(path string) (*client, error) { return dialSize(path, 16<<10) }
+
+// conn is what the client needs of its connection: a net.Conn, or a blockingConn.
+type conn interface {
+	Read(b []byte) (int, error)
+	Write(b []byte) (int, error)
+	Close() error
+	SetDeadline(t time.Time) error
+	SetReadDeadline(t time.Time) error
+}
+
+// dialSize dials path with a read buffer of size bytes, the longest line it reads.
+func dialSize(path string, size int) (*client, error) {
 	nc, err := net.DialTimeout("unix", path, ioTimeout)
 	if err != nil {
 		return nil, err
 	}
-	return &client{nc: nc, r: bufio.NewReaderSize(nc, 16<<10)}, nil
+	return &client{nc: nc, r: bufio.NewReaderSize(nc, size)}, nil
 }
 
 // dialInitialized dials path and completes the handshake.
-func dialInitialized(path string) (*client, error) {
-	c, err := dial(path)
+func dialInitialized(path string) (*client, error) { return dialInitializedSize(path, 16<<10) }
+
+// dialInitializedSize is dialInitialized with a read buffer of size bytes.
+func dialInitializedSize(path string, size int) (*client, error) {
+	c, err := dialSize(path, size)
 	if err != nil {
 		return nil, err
 	}
+	return initialized(c)
+}
+
+// dialBlockingInitialized is dialInitialized over a blockingConn.
+func dialBlockingInitialized(path string, size int) (*client, error) {
+	nc, err := dialBlocking(path)
+	if err != nil {
+		return nil, err
+	}
+	return initialized(&client{nc: nc, r: bufio.NewReaderSize(nc, size)})
+}
+
+// initialize completes the handshake; on failure it closes the connection.
+func (c *client) initialize() error {
 	c.nc.SetDeadline(time.Now().Add(ioTimeout))
 	if _, err := c.call("initialize", `{"protocolVersion":1,"clientInfo":{"name":"zeroclaw-bench","version":"1"}}`); err != nil {
 		c.nc.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
+		return fmt.Errorf("initialize: %w", err)
 	}
-	c.nc.SetDeadline(time.Time{})
+	return c.nc.SetDeadline(time.Time{})
+}
+
+// initialized returns c after initialize, or initialize's error.
+func initialized(c *client) (*client, error) {
+	if err := c.initialize(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -8,7 +8,10 @@
 //   - pipelined throughput: several connections, each with 64 requests in flight;
 //   - memory per idle initialized connection (the daemon's VmRSS before and after);
 //   - the daemon's idle RSS right after start, and the time from exec to its socket
-//     accepting a connect (median of several starts).
+//     accepting a connect (median of several starts);
+//   - on a fresh daemon of their own, sessions of the built-in echo agent: memory per
+//     idle session, session/new latency (p50/p90/p99), and the rate of session/update
+//     notifications one client receives while an echo turn streams a long reply.
 //
 // It starts every daemon itself in a fresh config dir under /tmp, touches only Unix
 // sockets, stops each daemon with SIGTERM and checks that it exited 0. Every loop and
@@ -45,6 +48,11 @@ type options struct {
 	IdleConns int           `json:"idle_conns"`  // idle initialized connections
 	Starts    int           `json:"starts"`      // daemon starts timed
 	Settle    time.Duration `json:"settle_ns"`   // pause before reading RSS
+	// The session measurements, on a fresh daemon of their own.
+	IdleSessions int `json:"idle_sessions"` // idle sessions for the memory figure
+	SessionNews  int `json:"session_news"`  // sequential session/new calls timed
+	Turns        int `json:"turns"`         // echo turns whose session/update stream is counted
+	PromptLines  int `json:"prompt_lines"`  // lines of each turn's prompt
 	// EchoInProcess serves the echo baseline from this process instead of a child.
 	EchoInProcess bool `json:"echo_in_process"`
 }
@@ -54,12 +62,14 @@ func defaultOptions() options {
 		Calls: 20000, Warmup: 1000, Rounds: 4,
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
+		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000,
 	}
 }
 
 // quick shrinks the counts for a CI smoke run.
 func (o options) quick() options {
 	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
+	o.SessionNews, o.Turns = 200, 3
 	return o
 }
 
@@ -76,9 +86,13 @@ func main() {
 	flag.IntVar(&o.Depth, "depth", o.Depth, "requests in flight per pipelined connection")
 	flag.IntVar(&o.IdleConns, "idle-conns", o.IdleConns, "idle initialized connections for the memory figure")
 	flag.IntVar(&o.Starts, "starts", o.Starts, "daemon starts timed (the median is reported)")
+	flag.IntVar(&o.IdleSessions, "idle-sessions", o.IdleSessions, "idle sessions for the memory figure (at most 63: the daemon keeps 64 live)")
+	flag.IntVar(&o.SessionNews, "session-news", o.SessionNews, "sequential session/new calls timed")
+	flag.IntVar(&o.Turns, "turns", o.Turns, "echo turns whose session/update stream is counted")
+	flag.IntVar(&o.PromptLines, "prompt-lines", o.PromptLines, "lines of each streamed turn's prompt")
 	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
-	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections) for a CI smoke test")
+	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns) for a CI smoke test")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "zeroclaw-bench: unexpected arguments %q\n", flag.Args())
@@ -99,6 +113,12 @@ func main() {
 		}
 		if !set["idle-conns"] {
 			o.IdleConns = q.IdleConns
+		}
+		if !set["session-news"] {
+			o.SessionNews = q.SessionNews
+		}
+		if !set["turns"] {
+			o.Turns = q.Turns
 		}
 	}
 	if err := o.validate(); err != nil {
@@ -139,6 +159,14 @@ func (o options) validate() error {
 		return errors.New("--idle-conns must be between 1 and 60000")
 	case o.Starts < 1 || o.Starts > 100:
 		return errors.New("--starts must be between 1 and 100")
+	case o.IdleSessions < 1 || o.IdleSessions > 63:
+		return errors.New("--idle-sessions must be between 1 and 63")
+	case o.SessionNews < 1 || o.SessionNews > 1_000_000:
+		return errors.New("--session-news must be between 1 and 1000000")
+	case o.Turns < 1 || o.Turns > 1000:
+		return errors.New("--turns must be between 1 and 1000")
+	case o.PromptLines < 1 || o.PromptLines > 100_000:
+		return errors.New("--prompt-lines must be between 1 and 100000")
 	}
 	return nil
 }
@@ -195,6 +223,9 @@ func run(o options, log io.Writer) (*report, error) {
 	}
 	stopped = true
 	if err := d.stop(); err != nil {
+		return nil, err
+	}
+	if err := measureSessions(o, maxConns, r, log); err != nil {
 		return nil, err
 	}
 	r.DaemonExitedCleanly = true

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +48,7 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	o.Zeroclaw = zeroclawBin
 	o.Calls, o.Warmup, o.IdleConns, o.Starts = 500, 50, 100, 3
 	o.Duration = 300 * time.Millisecond
+	o.IdleSessions, o.SessionNews, o.Turns, o.PromptLines = 10, 20, 2, 200
 	r, err := run(o, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +73,36 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	if len(r.Startup.ReadyMs) != o.Starts || r.Startup.ReadyMsMedian <= 0 || r.Startup.IdleRSSMB <= 0 {
 		t.Errorf("startup %+v", r.Startup)
 	}
-	if len(r.Targets) != 5 {
-		t.Errorf("%d targets judged, want 5", len(r.Targets))
+	is := r.IdleSessions
+	if is.Sessions != o.IdleSessions || is.RSSFreshKiB <= 0 || is.RSSBeforeKiB <= 0 || is.RSSAfterKiB <= 0 {
+		t.Errorf("idle sessions %+v", is)
+	}
+	if p := r.SessionNew.Latency; r.SessionNew.Calls != o.SessionNews || !(0 < p.P50us && p.P50us <= p.P90us && p.P90us <= p.P99us) {
+		t.Errorf("session/new %+v: want %d calls, positive and ordered percentiles", r.SessionNew, o.SessionNews)
+	}
+	st := r.Stream
+	if len(st.Updates) != o.Turns || len(st.TurnMs) != o.Turns || len(st.PerSecond) != o.Turns {
+		t.Errorf("stream %+v: want %d turns", st, o.Turns)
+	}
+	sum := 0
+	for _, n := range st.Updates {
+		// The echo reply repeats each 4-word line: one update per word, and "echo:".
+		if n < 4*o.PromptLines {
+			t.Errorf("a turn of %d lines brought %d updates, want at least %d", o.PromptLines, n, 4*o.PromptLines)
+		}
+		sum += n
+	}
+	if st.TotalUpdates != sum || st.MedianPerSecond <= 0 || st.TotalPerSecond <= 0 || st.TotalSeconds <= 0 {
+		t.Errorf("stream totals %+v", st)
+	}
+	if len(r.Targets) != 8 {
+		t.Errorf("%d targets judged, want 8", len(r.Targets))
 	}
 
 	var table strings.Builder
 	r.print(&table)
-	for _, want := range []string{"p50 (µs)", "requests/s", "per idle initialized connection", "exec to accepting", "exit 0 after SIGTERM"} {
+	for _, want := range []string{"p50 (µs)", "requests/s", "per idle initialized connection", "exec to accepting",
+		"exited 0 after SIGTERM", "session/update to one client", "session/new p50", "memory per idle session"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}
@@ -141,5 +167,90 @@ func TestPercentilesAndMedian(t *testing.T) {
 	}
 	if m := medianInt([]int64{4, 1, 3, 2}); m != 2 {
 		t.Errorf("median = %v", m)
+	}
+}
+
+// TestStreamClientCountsUpdates drives the stream client, over a blocking socket,
+// against a fake daemon that sends a known number of updates and other lines.
+func TestStreamClientCountsUpdates(t *testing.T) {
+	dir, err := os.MkdirTemp("/tmp", "zcb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "fake.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const updates = 5000
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			nc, err := ln.Accept()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			r := bufio.NewReader(nc)
+			for id := 1; id <= 2; id++ { // initialize, then session/prompt
+				if _, err := r.ReadSlice('\n'); err != nil {
+					return err
+				}
+				var out []byte
+				if id == 2 {
+					for seq := range updates {
+						out = fmt.Appendf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","seq":%d,"type":"agent_message_chunk","text":"w "}}`+"\n", seq+1)
+						if len(out) > 32<<10 {
+							if _, err := nc.Write(out); err != nil {
+								return err
+							}
+							out = out[:0]
+						}
+					}
+				}
+				out = fmt.Appendf(out, `{"jsonrpc":"2.0","result":{"stopReason":"end_turn","text":"echo: x","usage":{"outputTokens":2}},"id":%d}`+"\n", id)
+				if _, err := nc.Write(out); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+	}()
+	c, err := dialBlockingInitialized(path, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	turn, err := c.promptAndCount("s", echoPrompt(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Updates != updates || turn.Elapsed <= 0 {
+		t.Errorf("counted %d updates in %v, want %d", turn.Updates, turn.Elapsed, updates)
+	}
+	if err := checkAnswer(turn.Answer, c.id, turn.Updates, 0); err != nil {
+		t.Error(err)
+	}
+	if err := checkAnswer(turn.Answer, c.id, 1, 0); err == nil {
+		t.Error("fewer updates than reply words passed the check")
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEchoPromptAndStringMember(t *testing.T) {
+	if p := echoPrompt(3); p != "line 1 word word\nline 2 word word\nline 3 word word" {
+		t.Errorf("echoPrompt(3) = %q", p)
+	}
+	id, ok := stringMember([]byte(`{"sessionId":"abc-1","agentAlias":"default"}`), `"sessionId":"`)
+	if !ok || id != "abc-1" {
+		t.Errorf("stringMember = %q, %v", id, ok)
+	}
+	if _, ok := stringMember([]byte(`{"agentAlias":"default"}`), `"sessionId":"`); ok {
+		t.Error("stringMember found a missing member")
 	}
 }

@@ -12,15 +12,18 @@ import (
 
 // report is everything one run measured; --json prints it as is.
 type report struct {
-	Machine             machine          `json:"machine"`
-	Options             options          `json:"options"`
-	Baseline            string           `json:"baseline"`
-	Latency             latencyReport    `json:"latency"`
-	Throughput          throughputReport `json:"throughput"`
-	Idle                idleReport       `json:"idle_connections"`
-	Startup             startupReport    `json:"startup"`
-	DaemonExitedCleanly bool             `json:"daemon_exited_cleanly"` // exit 0 after SIGTERM
-	Targets             []target         `json:"targets"`
+	Machine             machine            `json:"machine"`
+	Options             options            `json:"options"`
+	Baseline            string             `json:"baseline"`
+	Latency             latencyReport      `json:"latency"`
+	Throughput          throughputReport   `json:"throughput"`
+	Idle                idleReport         `json:"idle_connections"`
+	Startup             startupReport      `json:"startup"`
+	IdleSessions        idleSessionsReport `json:"idle_sessions"`
+	SessionNew          sessionNewReport   `json:"session_new"`
+	Stream              streamReport       `json:"session_update_stream"`
+	DaemonExitedCleanly bool               `json:"daemon_exited_cleanly"` // exit 0 after SIGTERM
+	Targets             []target           `json:"targets"`
 }
 
 type machine struct {
@@ -76,6 +79,41 @@ type startupReport struct {
 	IdleRSSMB     float64   `json:"idle_rss_mb"`  // median, in 10^6 bytes
 }
 
+// idleSessionsReport is the memory of idle sessions on a fresh daemon.
+type idleSessionsReport struct {
+	Sessions      int     `json:"sessions"`
+	RSSFreshKiB   int64   `json:"rss_fresh_kib"`  // one initialized connection, no session yet
+	RSSBeforeKiB  int64   `json:"rss_before_kib"` // after one session was created and closed
+	RSSAfterKiB   int64   `json:"rss_after_kib"`  // with the idle sessions
+	PerSessionKiB float64 `json:"per_session_kib"`
+}
+
+// sessionNewReport is the latency of session/new, sequential calls on one connection.
+type sessionNewReport struct {
+	Calls   int         `json:"calls"`
+	Latency percentiles `json:"latency"`
+}
+
+// streamReport is the rate of session/update notifications one client receives
+// during echo turns.
+type streamReport struct {
+	PromptLines int       `json:"prompt_lines"`
+	Turns       int       `json:"turns"`
+	Updates     []int     `json:"updates"`    // each turn
+	TurnMs      []float64 `json:"turn_ms"`    // each turn, prompt written to answer read
+	PerSecond   []float64 `json:"per_second"` // each turn
+	// MedianPerSecond is the median of PerSecond; TotalPerSecond is every update over
+	// every turn's time.
+	MedianPerSecond float64 `json:"median_per_second"`
+	TotalUpdates    int     `json:"total_updates"`
+	TotalSeconds    float64 `json:"total_seconds"`
+	TotalPerSecond  float64 `json:"total_per_second"`
+	// CPU time (user + system) per update of the daemon and of this client, in µs,
+	// at /proc's 10 ms resolution.
+	DaemonCPUus float64 `json:"daemon_cpu_us_per_update"`
+	ClientCPUus float64 `json:"client_cpu_us_per_update"`
+}
+
 // target is one figure judged against its goal.
 type target struct {
 	Figure string  `json:"figure"`
@@ -93,6 +131,9 @@ func (r *report) judge() []target {
 		{Figure: "memory per idle initialized connection", Value: r.Idle.PerConnKiB, Unit: "KiB", Op: "<=", Goal: 16},
 		{Figure: "idle RSS after start", Value: r.Startup.IdleRSSMB, Unit: "MB", Op: "<=", Goal: 20},
 		{Figure: "exec to accepting a connect (median)", Value: r.Startup.ReadyMsMedian, Unit: "ms", Op: "<=", Goal: 50},
+		{Figure: "session/update to one client (median)", Value: r.Stream.MedianPerSecond, Unit: "/s", Op: ">=", Goal: 200_000},
+		{Figure: "session/new p50", Value: r.SessionNew.Latency.P50us / 1000, Unit: "ms", Op: "<=", Goal: 1},
+		{Figure: "memory per idle session", Value: r.IdleSessions.PerSessionKiB, Unit: "KiB", Op: "<=", Goal: 64},
 	}
 	for i := range t {
 		if t[i].Op == "<=" {
@@ -141,11 +182,24 @@ func (r *report) print(w io.Writer) {
 		r.Idle.Conns, r.Idle.RSSBeforeKiB, r.Idle.RSSAfterKiB)
 	fmt.Fprintf(w, "daemon starts: %d; exec to accepting (ms): %s; idle VmRSS (KiB): %v\n",
 		r.Startup.Starts, formatFloats(r.Startup.ReadyMs), r.Startup.IdleRSSKiB)
-	exit := "exit 0 after SIGTERM"
+
+	is := r.IdleSessions
+	fmt.Fprintf(w, "idle sessions: %d on one connection; daemon VmRSS %d KiB fresh, %d KiB after one session created and closed, %d KiB with them\n",
+		is.Sessions, is.RSSFreshKiB, is.RSSBeforeKiB, is.RSSAfterKiB)
+	sn := r.SessionNew.Latency
+	fmt.Fprintf(w, "session/new: %d sequential calls, each session closed after (untimed); p50 %.1f µs, p90 %.1f µs, p99 %.1f µs\n",
+		r.SessionNew.Calls, sn.P50us, sn.P90us, sn.P99us)
+	st := r.Stream
+	fmt.Fprintf(w, "session/update stream: %d turns of a %d-line echo prompt, one client\n", st.Turns, st.PromptLines)
+	fmt.Fprintf(w, "  updates per turn: %v\n", st.Updates)
+	fmt.Fprintf(w, "  turn (ms): %s\n", formatFloats(st.TurnMs))
+	fmt.Fprintf(w, "  updates/s: median %.0f, total %d in %.3f s = %.0f; CPU µs/update: daemon %.2f, client %.2f\n",
+		st.MedianPerSecond, st.TotalUpdates, st.TotalSeconds, st.TotalPerSecond, st.DaemonCPUus, st.ClientCPUus)
+	exit := "each exited 0 after SIGTERM"
 	if !r.DaemonExitedCleanly {
 		exit = "did NOT exit 0 after SIGTERM"
 	}
-	fmt.Fprintf(w, "daemon under test: %s\n\n", exit)
+	fmt.Fprintf(w, "daemons under test (load, sessions): %s\n\n", exit)
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tvalue\ttarget\tresult")

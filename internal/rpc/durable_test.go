@@ -311,4 +311,3 @@ func TestSeqKeepsIncreasingAcrossARestart(t *testing.T) {
 		t.Fatalf("seq %v after the restart, but %v was used before it", first["seq"], last)
 	}
 }
-
