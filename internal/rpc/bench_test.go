@@ -29,6 +29,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -92,7 +93,12 @@ func newBenchServer(b *testing.B, cfg rpc.Config) *rpc.Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.Sessions = session.NewManager(catalog, session.Options{Logger: cfg.Logger})
+	st, err := store.Open(b.TempDir()+"/sessions.db", store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	cfg.Sessions = session.NewManager(catalog, session.Options{Logger: cfg.Logger, Store: st})
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -1,0 +1,329 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// The session measurements run against a daemon of their own, started fresh, on
+// its built-in agent "default", whose provider is echo: no network, and a reply that
+// repeats the prompt's lines, one session/update agent_message_chunk per word.
+
+const (
+	newSessionParams = `{"agentAlias":"default","keep_siblings":true}`
+	// updatePrefix starts every session/update notification: the daemon writes the
+	// members jsonrpc, method, params in this order.
+	updatePrefix = `{"jsonrpc":"2.0","method":"session/update"`
+	// streamReadBuffer holds the longest line of a streamed turn: the prompt's
+	// answer, whose text repeats the whole prompt.
+	streamReadBuffer = 4 << 20
+)
+
+// newSession calls session/new with keep_siblings and returns the new session's id.
+func (c *client) newSession() (string, error) {
+	res, err := c.call("session/new", newSessionParams)
+	if err != nil {
+		return "", fmt.Errorf("session/new: %w", err)
+	}
+	id, ok := stringMember(res, `"sessionId":"`)
+	if !ok {
+		return "", fmt.Errorf("session/new: no sessionId in %.200s", res)
+	}
+	return id, nil
+}
+
+// closeSession calls session/close.
+func (c *client) closeSession(id string) error {
+	if _, err := c.call("session/close", `{"sessionId":`+strconv.Quote(id)+`}`); err != nil {
+		return fmt.Errorf("session/close: %w", err)
+	}
+	return nil
+}
+
+// stringMember finds key (`"name":"`) in a JSON object and returns the string after
+// it, up to the next quote: enough for session ids, which hold no escapes.
+func stringMember(obj []byte, key string) (string, bool) {
+	i := bytes.Index(obj, []byte(key))
+	if i < 0 {
+		return "", false
+	}
+	rest := obj[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j <= 0 {
+		return "", false
+	}
+	return string(rest[:j]), true
+}
+
+// echoPrompt is the prompt of a streamed turn: lines "line N word word", N from 1.
+func echoPrompt(lines int) string {
+	b := make([]byte, 0, lines*24)
+	for i := range lines {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, "line "...)
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = append(b, " word word"...)
+	}
+	return string(b)
+}
+
+// streamTurn is one measured turn.
+type streamTurn struct {
+	Updates int           // session/update notifications between the prompt and its answer
+	Elapsed time.Duration // from just before writing the prompt to reading its answer
+	Answer  []byte        // the answer line, for checking after the clock stopped
+}
+
+// promptAndCount sends one session/prompt and counts the session/update lines until
+// the answer to it. Per line it only compares a prefix: the client must not be what
+// limits the rate. Any other line is an error.
+func (c *client) promptAndCount(sessionID, prompt string) (streamTurn, error) {
+	params, err := json.Marshal(struct {
+		SessionID string `json:"sessionId"`
+		Prompt    string `json:"prompt"`
+	}{sessionID, prompt})
+	if err != nil {
+		return streamTurn{}, err
+	}
+	c.buf = c.appendRequest(c.buf[:0], "session/prompt", string(params))
+	prefix := []byte(updatePrefix)
+	var t streamTurn
+	start := time.Now()
+	if _, err := c.nc.Write(c.buf); err != nil {
+		return t, err
+	}
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				err = fmt.Errorf("a line longer than %d bytes", c.r.Size())
+			}
+			return t, fmt.Errorf("after %d updates: %w", t.Updates, err)
+		}
+		if bytes.HasPrefix(line, prefix) {
+			t.Updates++
+			continue
+		}
+		t.Elapsed = time.Since(start)
+		t.Answer = slices.Clone(line)
+		return t, nil
+	}
+}
+
+// promptAnswer is what a turn's answer is checked against.
+type promptAnswer struct {
+	StopReason string `json:"stopReason"`
+	Text       string `json:"text"`
+	Usage      struct {
+		OutputTokens int `json:"outputTokens"`
+	} `json:"usage"`
+}
+
+// checkAnswer checks that line answers request id with an ended turn, and that every
+// word of the reply came as an update (the echo provider streams one per word).
+func checkAnswer(line []byte, id int64, updates, promptLines int) error {
+	res, err := resultOf(line, id)
+	if err != nil {
+		return err
+	}
+	var a promptAnswer
+	if err := json.Unmarshal(res, &a); err != nil {
+		return fmt.Errorf("session/prompt result: %w", err)
+	}
+	switch {
+	case a.StopReason != "end_turn":
+		return fmt.Errorf("turn ended with %q: %.200s", a.StopReason, a.Text)
+	case a.Usage.OutputTokens < 4*promptLines:
+		return fmt.Errorf("reply of %d words to %d lines of 4 words", a.Usage.OutputTokens, promptLines)
+	case updates < a.Usage.OutputTokens:
+		return fmt.Errorf("%d updates for a reply of %d words", updates, a.Usage.OutputTokens)
+	}
+	return nil
+}
+
+// measureStream opens one connection and one session, runs one unmeasured turn, then
+// o.Turns measured ones, each with a prompt of o.PromptLines lines.
+func measureStream(d *daemon, o options, s *streamReport) error {
+	s.PromptLines, s.Turns = o.PromptLines, o.Turns
+	c, err := dialBlockingInitialized(d.socket, streamReadBuffer)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	id, err := c.newSession()
+	if err != nil {
+		return err
+	}
+	prompt := echoPrompt(o.PromptLines)
+	pid := d.cmd.Process.Pid
+	var total streamTurn
+	var daemonCPU, clientCPU time.Duration
+	for i := range o.Turns + 1 {
+		c.nc.SetDeadline(time.Now().Add(ioTimeout))
+		d0, c0 := processCPU(pid), processCPU(os.Getpid())
+		t, err := c.promptAndCount(id, prompt)
+		d1, c1 := processCPU(pid), processCPU(os.Getpid())
+		if err != nil {
+			return fmt.Errorf("turn %d: %w", i+1, err)
+		}
+		if err := checkAnswer(t.Answer, c.id, t.Updates, o.PromptLines); err != nil {
+			return fmt.Errorf("turn %d: %w", i+1, err)
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		s.Updates = append(s.Updates, t.Updates)
+		s.TurnMs = append(s.TurnMs, ms(t.Elapsed))
+		s.PerSecond = append(s.PerSecond, float64(t.Updates)/t.Elapsed.Seconds())
+		total.Updates += t.Updates
+		total.Elapsed += t.Elapsed
+		daemonCPU += d1 - d0
+		clientCPU += c1 - c0
+	}
+	s.MedianPerSecond = median(s.PerSecond)
+	s.TotalUpdates = total.Updates
+	s.TotalSeconds = total.Elapsed.Seconds()
+	s.TotalPerSecond = float64(total.Updates) / total.Elapsed.Seconds()
+	s.DaemonCPUus = us(daemonCPU) / float64(total.Updates)
+	s.ClientCPUus = us(clientCPU) / float64(total.Updates)
+	return c.closeSession(id)
+}
+
+// measureSessionNew times o.SessionNews sequential session/new calls on one
+// connection, after o.SessionNews/10 unmeasured ones. Each session is closed right
+// after (untimed), so the daemon's live-session limit is never reached.
+func measureSessionNew(d *daemon, o options, s *sessionNewReport) error {
+	s.Calls = o.SessionNews
+	c, err := dialInitialized(d.socket)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	warmup := o.SessionNews / 10
+	c.nc.SetDeadline(time.Now().Add(ioTimeout + time.Duration(warmup+o.SessionNews)*5*time.Millisecond))
+	l := make(latencies, 0, o.SessionNews)
+	for i := range warmup + o.SessionNews {
+		start := time.Now()
+		id, err := c.newSession()
+		elapsed := time.Since(start)
+		if err != nil {
+			return fmt.Errorf("call %d: %w", i+1, err)
+		}
+		if i >= warmup {
+			l = append(l, elapsed)
+		}
+		if err := c.closeSession(id); err != nil {
+			return fmt.Errorf("call %d: %w", i+1, err)
+		}
+	}
+	slices.Sort(l)
+	s.Latency = summarize(l)
+	return nil
+}
+
+// measureIdleSessions reads the fresh daemon's RSS, creates and closes one session
+// (the first pays for code and data touched once), reads the RSS again, creates
+// o.IdleSessions sessions on the same connection, checks that the daemon counts
+// them, reads its RSS a third time and closes them.
+func measureIdleSessions(d *daemon, o options, s *idleSessionsReport) error {
+	s.Sessions = o.IdleSessions
+	c, err := dialInitialized(d.socket)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	time.Sleep(o.Settle)
+	if s.RSSFreshKiB, err = d.rssKiB(); err != nil {
+		return err
+	}
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	id, err := c.newSession()
+	if err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if err := c.closeSession(id); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	time.Sleep(o.Settle)
+	if s.RSSBeforeKiB, err = d.rssKiB(); err != nil {
+		return err
+	}
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	ids := make([]string, 0, o.IdleSessions)
+	for range o.IdleSessions {
+		id, err := c.newSession()
+		if err != nil {
+			return fmt.Errorf("idle session %d: %w", len(ids)+1, err)
+		}
+		ids = append(ids, id)
+	}
+	time.Sleep(o.Settle)
+	if s.RSSAfterKiB, err = d.rssKiB(); err != nil {
+		return err
+	}
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	res, err := c.call("status", "")
+	if err != nil {
+		return err
+	}
+	var st struct {
+		ActiveSessions *int `json:"activeSessions"`
+	}
+	if err := json.Unmarshal(res, &st); err != nil || st.ActiveSessions == nil {
+		return fmt.Errorf("status result without activeSessions: %.200s", res)
+	}
+	if *st.ActiveSessions != o.IdleSessions {
+		return fmt.Errorf("the daemon counts %d active sessions, want %d", *st.ActiveSessions, o.IdleSessions)
+	}
+	s.PerSessionKiB = float64(s.RSSAfterKiB-s.RSSBeforeKiB) / float64(o.IdleSessions)
+	for _, id := range ids {
+		if err := c.closeSession(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureSessions starts a fresh daemon and measures, in this order, the memory of
+// idle sessions, the session/new latency and the session/update stream; then it
+// stops the daemon, which must exit 0.
+func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
+	fmt.Fprintln(log, "starting a fresh daemon for the session measurements …")
+	d, err := startDaemon(o.Zeroclaw, maxConns)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.kill()
+		}
+	}()
+	fmt.Fprintf(log, "idle sessions: %d …\n", o.IdleSessions)
+	if err := measureIdleSessions(d, o, &r.IdleSessions); err != nil {
+		return fmt.Errorf("idle sessions: %w", err)
+	}
+	fmt.Fprintf(log, "session/new latency: %d sequential calls …\n", o.SessionNews)
+	if err := measureSessionNew(d, o, &r.SessionNew); err != nil {
+		return fmt.Errorf("session/new latency: %w", err)
+	}
+	fmt.Fprintf(log, "session/update stream: %d turns of a %d-line prompt …\n", o.Turns, o.PromptLines)
+	if err := measureStream(d, o, &r.Stream); err != nil {
+		return fmt.Errorf("session/update stream: %w", err)
+	}
+	stopped = true
+	return d.stop()
+}
