@@ -68,6 +68,17 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	writeMu sync.Mutex
+	// out queues frames for the flusher goroutine, which writes whatever gathered
+	// while its last write ran in one write. Notifications always go through it, so
+	// a stream of them costs the sender no system call; while the flusher runs, every
+	// other frame queues behind them too, so frames keep their order. outCond is
+	// signalled when the queue is taken, the flusher ends, or the connection closes.
+	outMu    sync.Mutex
+	outCond  sync.Cond
+	out      [][]byte
+	spare    [][]byte
+	outBytes int
+	flushing bool
 	// held are answers of inline requests that the reader has not written yet; only
 	// the reader goroutine touches it (see readLoop).
 	held [][]byte
@@ -104,6 +115,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		inputDone: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.outCond.L = &c.outMu
 	return c
 }
 
@@ -118,6 +130,7 @@ func (c *Conn) Run() error {
 		// The peer may have only half-closed: it still reads the answers to what it
 		// asked. A peer that is gone entirely fails the next write, which closes us.
 		c.serving.Wait()
+		c.waitFlushed()
 	}
 	c.Close()
 	c.serving.Wait()
@@ -325,7 +338,93 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.write(msg)
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return c.enqueue(msg)
+}
+
+// maxQueued bounds the bytes queued for the flusher; a sender waits beyond it.
+const maxQueued = 256 << 10
+
+// enqueue queues msgs for the flusher, starting it when none runs. It waits while
+// the queue is full. outMu is held.
+func (c *Conn) enqueue(msgs ...[]byte) error {
+	for c.outBytes >= maxQueued && !c.closed.Load() {
+		c.outCond.Wait()
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	for _, m := range msgs {
+		c.out = append(c.out, m)
+		c.outBytes += len(m)
+	}
+	if !c.flushing {
+		c.flushing = true
+		go c.flush()
+	}
+	return nil
+}
+
+// flush writes the queue until it is empty, each time all of it in one write.
+func (c *Conn) flush() {
+	c.outMu.Lock()
+	for len(c.out) > 0 && !c.closed.Load() {
+		batch := c.out
+		c.out, c.spare, c.outBytes = c.spare, nil, 0
+		c.outCond.Broadcast()
+		c.outMu.Unlock()
+		c.writeMu.Lock()
+		err := c.writeFrames(batch)
+		c.writeMu.Unlock()
+		clear(batch)
+		c.outMu.Lock()
+		if cap(batch) <= 1024 {
+			c.spare = batch[:0]
+		}
+		if err != nil {
+			c.outMu.Unlock()
+			c.log.Info("write failed; closing connection", "err", err)
+			c.Close()
+			c.outMu.Lock()
+		}
+	}
+	c.out, c.outBytes, c.flushing = nil, 0, false
+	c.outCond.Broadcast()
+	c.outMu.Unlock()
+}
+
+// queued queues msgs when the flusher runs, so they leave after what it holds, and
+// reports whether it did.
+func (c *Conn) queued(msgs ...[]byte) (bool, error) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if !c.flushing {
+		return false, nil
+	}
+	return true, c.enqueue(msgs...)
+}
+
+// waitFlushed returns when the flusher has written everything or the connection
+// closed.
+func (c *Conn) waitFlushed() {
+	c.outMu.Lock()
+	for c.flushing && !c.closed.Load() {
+		c.outCond.Wait()
+	}
+	c.outMu.Unlock()
+}
+
+func (c *Conn) writeFrames(msgs [][]byte) error {
+	if bw, ok := c.framer.(BatchWriter); ok && len(msgs) > 1 {
+		return bw.WriteFrames(msgs)
+	}
+	for _, m := range msgs {
+		if err := c.framer.WriteFrame(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func encodeParams(params any) (jsontext.Value, error) {
@@ -352,6 +451,9 @@ func (c *Conn) Close() error {
 		c.cancel()
 		close(c.done)
 		c.framer.Close()
+		c.outMu.Lock()
+		c.outCond.Broadcast()
+		c.outMu.Unlock()
 	})
 	return nil
 }
@@ -378,6 +480,9 @@ func (c *Conn) writeError(id ID, e *Error) {
 // write sends one message; a failed write (the peer stopped reading for the framer's
 // write timeout, or went away) closes the connection.
 func (c *Conn) write(msg []byte) error {
+	if ok, err := c.queued(msg); ok {
+		return err
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if c.closed.Load() {
@@ -407,6 +512,9 @@ func (c *Conn) release() {
 		c.held = msgs[:0]
 	}
 	defer clear(msgs)
+	if ok, _ := c.queued(msgs...); ok {
+		return
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if c.closed.Load() {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -292,7 +291,7 @@ func (s *Session) publish(u *Update) {
 	}
 	s.seq++
 	u.Seq, u.SessionID = s.seq, s.ID
-	raw, err := json.Marshal(u)
+	raw, err := u.encode()
 	if err != nil {
 		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
 		return

@@ -1,6 +1,10 @@
 package session
 
-import "encoding/json/jsontext"
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"strconv"
+)
 
 // Update types of session/update (SPEC §7, §14).
 const (
@@ -48,4 +52,36 @@ type ElicitParams struct {
 type ElicitResult struct {
 	Action  string         `json:"action"` // accept, decline, cancel
 	Content map[string]any `json:"content,omitzero"`
+}
+
+// encode returns the JSON of u. The text chunks, which a streamed reply sends by
+// the thousand, are appended by hand, byte for byte what json.Marshal writes; the
+// other types go through json.Marshal.
+func (u *Update) encode() ([]byte, error) {
+	if (u.Type != AgentMessageChunk && u.Type != AgentThoughtChunk) || u.Text == nil ||
+		u.ToolCallID != "" || u.Name != "" || u.RawInput != nil || u.RawOutput != nil || u.IsError != nil ||
+		u.RequestID != "" || u.TimeoutSecs != 0 || u.Dropped != nil || u.Kept != nil {
+		return json.Marshal(u)
+	}
+	b := make([]byte, 0, 96+len(u.SessionID)+len(u.TurnID)+len(*u.Text)+len(*u.Text)/8)
+	b = append(b, `{"sessionId":`...)
+	b, err := jsontext.AppendQuote(b, u.SessionID)
+	if err != nil {
+		return json.Marshal(u) // invalid UTF-8: let Marshal decide
+	}
+	if u.TurnID != "" {
+		b = append(b, `,"turnId":`...)
+		if b, err = jsontext.AppendQuote(b, u.TurnID); err != nil {
+			return json.Marshal(u)
+		}
+	}
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, u.Seq, 10)
+	b = append(b, `,"type":"`...)
+	b = append(b, u.Type...)
+	b = append(b, `","text":`...)
+	if b, err = jsontext.AppendQuote(b, *u.Text); err != nil {
+		return json.Marshal(u)
+	}
+	return append(b, '}'), nil
 }

@@ -1,0 +1,43 @@
+package session
+
+import (
+	"encoding/json/v2"
+	"testing"
+)
+
+func TestEncodeMatchesMarshal(t *testing.T) {
+	for _, text := range []string{"", "hello ", "a\nb\t\"q\" \\ <&> \u2028 é 😀 \x01", "line 1 word word\n"} {
+		for _, typ := range []string{AgentMessageChunk, AgentThoughtChunk} {
+			for _, turn := range []string{"", "turn_0123"} {
+				u := &Update{SessionID: "6f1c2a3e-1b2c", TurnID: turn, Seq: 12345, Type: typ, Text: &text}
+				got, err := u.encode()
+				want, err2 := json.Marshal(u)
+				if err != nil || err2 != nil || string(got) != string(want) {
+					t.Errorf("encode %q:\n got %s %v\nwant %s %v", text, got, err, want, err2)
+				}
+			}
+		}
+	}
+	bad := "\xff"
+	u := &Update{SessionID: "s", Seq: 1, Type: AgentMessageChunk, Text: &bad}
+	got, err := u.encode()
+	want, err2 := json.Marshal(u)
+	if string(got) != string(want) || (err == nil) != (err2 == nil) {
+		t.Errorf("invalid UTF-8: got %s %v, want %s %v", got, err, want, err2)
+	}
+}
+
+func BenchmarkEncodeChunk(b *testing.B) {
+	text := "word "
+	u := &Update{SessionID: "6f1c2a3e-1b2c-4d5e-8f90-a1b2c3d4e5f6", TurnID: "turn_0123456789abcdef", Seq: 12345, Type: AgentMessageChunk, Text: &text}
+	b.Run("marshal", func(b *testing.B) {
+		for b.Loop() {
+			json.Marshal(u)
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			u.encode()
+		}
+	})
+}
