@@ -49,7 +49,8 @@ const (
 
 // Options tune a Store; the zero value is the production setting.
 type Options struct {
-	// Keep is how many updates AppendUpdates keeps per session (0: DefaultKeep).
+	// Keep is how many updates AppendUpdates keeps per session at least (0:
+	// DefaultKeep); up to Keep/16 more wait for the next trim.
 	Keep int
 	// Readers is the size of the read connection pool (0: 4).
 	Readers int

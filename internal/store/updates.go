@@ -151,8 +151,11 @@ func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, ad
 	if err != nil {
 		return fmt.Errorf("store: counting the updates of %s: %w", sessionID, err)
 	}
+	// Trimming waits for some slack (1/16 of Keep) and then deletes it all at once:
+	// a delete per batch costs as much as the batch's inserts. So between Keep and
+	// Keep+Keep/16 updates are kept, never fewer than Keep.
 	excess := kept - int64(s.keep)
-	if excess <= 0 {
+	if excess <= int64(s.keep/16) {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM updates WHERE session_id = ?1
