@@ -221,8 +221,21 @@ func TestConnectionLimitFromConfig(t *testing.T) {
 	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
 	os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte("[rpc]\nmax_local_connections = 2\n"), 0o600)
 	d := startDaemon(t, h, nil)
-	a, b := dial(t, d.socket), dial(t, d.socket)
+	a := dial(t, d.socket)
 	a.initialize()
+	// startDaemon's readiness probe counts until the daemon has seen it close.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := a.call(`{"jsonrpc":"2.0","method":"status","id":7}`)["result"].(map[string]any)
+		if st["connections"] == float64(1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status still counts %v connections", st["connections"])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b := dial(t, d.socket)
 	b.initialize()
 	c := dial(t, d.socket)
 	m := c.recv()

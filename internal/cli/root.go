@@ -18,6 +18,7 @@ func Root(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd())
+	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
+	root.AddCommand(uploadCmd())
 	return root
 }

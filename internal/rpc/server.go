@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -31,6 +33,9 @@ type Peer struct {
 	Label string // for logs: "unix:pid=…,uid=…", "unix:unknown", "pipe:local", "wss:ip:port"
 	UID   int    // -1 when unknown
 	PID   int    // -1 when unknown
+	// Remote marks a connection from the network (WSS): the chunked upload methods
+	// are served on local connections only (SPEC §11).
+	Remote bool
 }
 
 // ClientTracker is told when a client connects and disconnects; the daemon's
@@ -71,6 +76,7 @@ type Server struct {
 	started time.Time
 	pid     int
 	methods map[string]method
+	uploads *upload.Stage   // staged chunked uploads (files.go)
 	inline  map[string]bool // methods served on the connection's reader goroutine
 	names   []string        // sorted method names, for initialize
 
@@ -113,6 +119,7 @@ func NewServer(cfg Config) *Server {
 	for name, m := range s.configMethods() {
 		s.methods[name] = m
 	}
+	maps.Copy(s.methods, s.fileMethods()) // after configMethods: it reads the live config
 	for name := range s.methods {
 		s.names = append(s.names, name)
 	}
@@ -166,6 +173,7 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	log.Info("connection opened", "pid", peer.PID, "uid", peer.UID)
 	err := c.conn.Run()
 	s.cfg.Sessions.Detach(c)
+	s.uploads.Discard(c)
 	attrs := []any{"duration", time.Since(start).Round(time.Millisecond)}
 	if err != nil {
 		attrs = append(attrs, "err", err)

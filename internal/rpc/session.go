@@ -81,8 +81,9 @@ func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.V
 }
 
 type promptParams struct {
-	SessionID string  `json:"sessionId"`
-	Prompt    *string `json:"prompt"`
+	SessionID   string          `json:"sessionId"`
+	Prompt      *string         `json:"prompt"`
+	Attachments []attachmentRef `json:"attachments"` // files.go
 }
 
 func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
@@ -103,8 +104,12 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
 		return nil, agentForbidden(sess.Agent.Alias)
 	}
+	text, err := s.withAttachments(ctx, sess, *p.Prompt, p.Attachments)
+	if err != nil {
+		return nil, err
+	}
 	sess.Attach(c) // whoever prompts sees the turn stream
-	return sess.Prompt(ctx, *p.Prompt)
+	return sess.Prompt(ctx, text)
 }
 
 type cancelResult struct {

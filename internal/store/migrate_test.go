@@ -29,8 +29,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 2 {
-		t.Fatalf("SchemaVersion() = %d, want 2", SchemaVersion())
+	if SchemaVersion() != 3 {
+		t.Fatalf("SchemaVersion() = %d, want 3", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {
@@ -104,8 +104,8 @@ func TestMigratesFromThePreviousSchemaVersion(t *testing.T) {
 	db.Close()
 
 	s := openAt(t, path)
-	if v := userVersion(t, s.w); v != 2 {
-		t.Fatalf("user_version = %d, want 2", v)
+	if v := userVersion(t, s.w); v != SchemaVersion() {
+		t.Fatalf("user_version = %d, want %d", v, SchemaVersion())
 	}
 	sess, err := s.Session(ctx, "old")
 	if err != nil {

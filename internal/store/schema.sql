@@ -76,3 +76,15 @@ CREATE TABLE updates (
 
 CREATE INDEX sessions_by_activity ON sessions(last_activity DESC, id DESC);
 CREATE INDEX sessions_by_owner ON sessions(owner, last_activity DESC, id DESC);
+
+-- +migration 3: the per-session index of uploaded files (SPEC §10)
+-- One row per content hash a session stored: a repeat of the same bytes is
+-- deduplicated against it, and session/prompt attachments resolve their ref_id here.
+CREATE TABLE uploads (
+    session_id     TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    sha256         TEXT    NOT NULL,                   -- lowercase hex
+    filename       TEXT    NOT NULL,                   -- as given at the first upload
+    workspace_path TEXT    NOT NULL,                   -- relative to the session's workspace
+    size           INTEGER NOT NULL,
+    PRIMARY KEY (session_id, sha256)
+) STRICT, WITHOUT ROWID;

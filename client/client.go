@@ -1,0 +1,293 @@
+package client
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// Option configures Dial.
+type Option func(*options)
+
+type options struct {
+	autoStart    *AutoStart
+	clientName   string
+	clientVer    string
+	logger       *slog.Logger
+	elicit       ElicitationHandler
+	onUpdate     func(Update)
+	chunkTimeout time.Duration
+}
+
+// WithAutoStart makes Dial start `zeroclaw daemon --ephemeral` when no daemon answers
+// on a local endpoint, and wait for it to serve. The daemon it starts exits about a
+// second after its last client leaves.
+func WithAutoStart(a AutoStart) Option { return func(o *options) { o.autoStart = &a } }
+
+// WithClientInfo sets the clientInfo sent by Initialize (default "zeroclaw-go-client").
+func WithClientInfo(name, version string) Option {
+	return func(o *options) { o.clientName, o.clientVer = name, version }
+}
+
+// WithLogger sets where connection events go (never frame contents). Default: discarded.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithElicitationHandler is SetElicitationHandler at dial time.
+func WithElicitationHandler(h ElicitationHandler) Option { return func(o *options) { o.elicit = h } }
+
+// WithUpdateHandler is SetUpdateHandler at dial time.
+func WithUpdateHandler(f func(Update)) Option { return func(o *options) { o.onUpdate = f } }
+
+// Client is one connection to the daemon. Its methods are safe for concurrent use.
+type Client struct {
+	conn     *jsonrpc.Conn
+	endpoint string
+	opts     options
+	started  *startedDaemon // nil unless Dial started the daemon
+	runDone  chan struct{}
+	queue    *updateQueue
+
+	mu      sync.Mutex
+	elicit  ElicitationHandler
+	global  func(Update)
+	prompts map[string]*promptSub // by session id: the callback of the prompt in flight
+	lastSeq map[string]uint64
+}
+
+type promptSub struct {
+	fn   func(Update)
+	refs int
+}
+
+// Dial connects to the daemon at endpoint: a Unix socket path or a Windows named pipe
+// (\\.\pipe\…). An empty endpoint means the default one, resolved as the daemon does
+// (ZEROCLAW_SOCKET, else the data dir's daemon.sock or pipe). wss:// endpoints are not
+// supported yet. When nothing answers, the error is a *NoDaemonError, unless
+// WithAutoStart is given: then a daemon is started and Dial connects to it.
+//
+// Dial does not initialize the connection: call Initialize next (the daemon closes a
+// connection that has not initialized within 30 s).
+func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
+	o := options{clientName: "zeroclaw-go-client", clientVer: "0.8.6"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if strings.HasPrefix(addr, "wss://") || strings.HasPrefix(addr, "ws://") {
+		return nil, fmt.Errorf("dialing %s: WebSocket endpoints are not supported by this client yet", addr)
+	}
+	var dirs endpoint.Dirs
+	if addr == "" || o.autoStart != nil {
+		var err error
+		configDir := ""
+		if o.autoStart != nil {
+			configDir = o.autoStart.ConfigDir
+		}
+		if dirs, err = endpoint.ResolveDirs(configDir, nil); err != nil {
+			return nil, err
+		}
+		if addr == "" {
+			addr = endpoint.Address(dirs, nil)
+		}
+	}
+	nc, err := endpoint.Dial(ctx, addr)
+	var started *startedDaemon
+	if err != nil {
+		if !noDaemon(err) {
+			return nil, fmt.Errorf("connecting to the daemon at %s: %w", addr, err)
+		}
+		if o.autoStart == nil {
+			return nil, &NoDaemonError{Endpoint: addr, Err: err}
+		}
+		if nc, started, err = o.autoStart.start(ctx, addr, dirs); err != nil {
+			return nil, err
+		}
+	}
+	return newClient(nc, addr, o, started), nil
+}
+
+// noDaemon reports whether a dial error means that nothing serves the endpoint.
+func noDaemon(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func newClient(nc net.Conn, addr string, o options, started *startedDaemon) *Client {
+	c := &Client{
+		endpoint: addr,
+		opts:     o,
+		started:  started,
+		runDone:  make(chan struct{}),
+		queue:    newUpdateQueue(),
+		elicit:   o.elicit,
+		global:   o.onUpdate,
+		prompts:  make(map[string]*promptSub),
+		lastSeq:  make(map[string]uint64),
+	}
+	c.conn = jsonrpc.NewConn(jsonrpc.NewNDJSON(nc), jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
+		// session/update is served on the reader, so updates keep the daemon's order and
+		// are queued before the answer that follows them is read (see Prompt).
+		Inline: func(r *jsonrpc.Request) bool { return r.Method == "session/update" },
+		Logger: o.logger,
+	})
+	go func() {
+		defer close(c.runDone)
+		c.conn.Run()
+		c.queue.close()
+	}()
+	go c.queue.run(c.dispatch)
+	return c
+}
+
+// Endpoint returns the endpoint the client is connected to.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// StartedDaemon reports whether Dial started the daemon (WithAutoStart), and its pid.
+func (c *Client) StartedDaemon() (pid int, ok bool) {
+	if c.started == nil {
+		return 0, false
+	}
+	return c.started.pid, true
+}
+
+// Close closes the connection. Calls in flight fail with ErrClosed. An ephemeral
+// daemon started by Dial exits about a second after its last client leaves.
+func (c *Client) Close() error {
+	c.conn.Close()
+	<-c.runDone
+	c.queue.wait()
+	return nil
+}
+
+// Done is closed when the connection ends (the daemon went away, or Close).
+func (c *Client) Done() <-chan struct{} { return c.runDone }
+
+// Call sends one request and decodes its result into result (when non-nil). params
+// is anything encoding/json/v2 marshals (a jsontext.Value goes as is); nil means {}.
+// An error answer is returned as *Error.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if params == nil {
+		params = jsontext.Value("{}")
+	}
+	return convert(c.conn.Call(ctx, method, params, result))
+}
+
+// SetElicitationHandler sets who answers the daemon's elicitation/create requests
+// (questions of the ask_user tool). Set it before Initialize: Initialize declares
+// the capability only when a handler is set. Without a handler the client answers
+// {"action":"decline"}.
+func (c *Client) SetElicitationHandler(h ElicitationHandler) {
+	c.mu.Lock()
+	c.elicit = h
+	c.mu.Unlock()
+}
+
+// SetUpdateHandler sets the callback for session/update notifications that no Prompt
+// in flight on this client takes: updates replayed by Attach, turns started by other
+// clients of an attached session. Callbacks run one at a time, in the daemon's order,
+// on a goroutine of the client; they may call the client (Approve, Cancel), but must
+// not wait for Prompt or Attach.
+func (c *Client) SetUpdateHandler(f func(Update)) {
+	c.mu.Lock()
+	c.global = f
+	c.mu.Unlock()
+}
+
+// LastSeq returns the highest seq seen in a session/update of the session, 0 when
+// none: pass it to Attach to replay what this client missed.
+func (c *Client) LastSeq(sessionID string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastSeq[sessionID]
+}
+
+// handle serves the daemon's requests and notifications.
+func (c *Client) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch req.Method {
+	case "session/update":
+		var u Update
+		if err := json.Unmarshal(req.Params, &u); err != nil {
+			c.opts.logger.Warn("unreadable session/update", "err", err)
+			return nil, nil
+		}
+		u.Raw = req.Params
+		c.queue.push(u)
+		return nil, nil
+	case "elicitation/create":
+		var e Elicitation
+		if err := json.Unmarshal(req.Params, &e); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
+		}
+		c.mu.Lock()
+		h := c.elicit
+		c.mu.Unlock()
+		if h == nil {
+			return ElicitationResult{Action: "decline"}, nil
+		}
+		r, err := h(ctx, e)
+		if err != nil {
+			return ElicitationResult{Action: "cancel"}, nil
+		}
+		return r, nil
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method, map[string]any{"method": req.Method})
+}
+
+// dispatch hands one update to its callback; it runs on the queue's goroutine.
+func (c *Client) dispatch(u Update) {
+	c.mu.Lock()
+	if u.Seq > c.lastSeq[u.SessionID] {
+		c.lastSeq[u.SessionID] = u.Seq
+	}
+	fn := c.global
+	if p := c.prompts[u.SessionID]; p != nil {
+		fn = p.fn
+	}
+	c.mu.Unlock()
+	if fn != nil {
+		fn(u)
+	}
+}
+
+// subscribe routes the session's updates to fn until the returned func is called.
+func (c *Client) subscribe(sessionID string, fn func(Update)) func() {
+	if fn == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	p := c.prompts[sessionID]
+	if p == nil {
+		p = &promptSub{fn: fn}
+		c.prompts[sessionID] = p
+	}
+	p.refs++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if p.refs--; p.refs == 0 && c.prompts[sessionID] == p {
+			delete(c.prompts, sessionID)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// settle waits until every update read before now has been handed to its callback.
+func (c *Client) settle(ctx context.Context) {
+	c.queue.waitDelivered(ctx, c.queue.pushed())
+}
+
+// pollInterval is how often a starting daemon's endpoint is tried.
+const pollInterval = 20 * time.Millisecond

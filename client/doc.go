@@ -1,0 +1,14 @@
+// Package client is the Go client of the ZeroClaw daemon: it dials the local endpoint
+// (a Unix socket or a Windows named pipe), optionally starting an ephemeral daemon
+// when none answers, and speaks the daemon's JSON-RPC protocol (docs/protocol.md)
+// over one bidirectional connection.
+//
+// A Client streams a turn's session/update notifications to a callback in the order
+// the daemon sent them, answers the daemon's elicitation/create requests with an
+// ElicitationHandler, and uploads files in chunks with a progress callback. A
+// JSON-RPC error answer comes back as *Error, carrying the code and data.
+//
+// The package owns the client side of one connection; it never writes to the
+// daemon's files, and it never keeps anything on disk except the log of a daemon it
+// started itself.
+package client

@@ -1,0 +1,171 @@
+package client
+
+import (
+	"context"
+	"encoding/json/jsontext"
+)
+
+// Update types of session/update (docs/protocol.md, "session/update").
+const (
+	AgentMessageChunk = "agent_message_chunk"
+	AgentThoughtChunk = "agent_thought_chunk"
+	ToolCall          = "tool_call"
+	ToolResult        = "tool_result"
+	ApprovalRequest   = "approval_request"
+	HistoryTrimmed    = "history_trimmed"
+	RequestResolved   = "request_resolved"
+)
+
+// Update is one session/update notification. Which fields are set depends on Type.
+type Update struct {
+	SessionID   string         `json:"sessionId"`
+	TurnID      string         `json:"turnId"`
+	Seq         uint64         `json:"seq"`
+	Type        string         `json:"type"`
+	Text        string         `json:"text"`       // agent_message_chunk, agent_thought_chunk
+	ToolCallID  string         `json:"toolCallId"` // tool_call, tool_result, approval_request
+	Name        string         `json:"name"`       // the tool
+	RawInput    jsontext.Value `json:"rawInput"`   // tool_call, approval_request: the arguments
+	RawOutput   string         `json:"rawOutput"`  // tool_result
+	IsError     bool           `json:"isError"`    // tool_result
+	RequestID   string         `json:"requestId"`  // approval_request, request_resolved
+	TimeoutSecs int            `json:"timeoutSecs"`
+	Dropped     int            `json:"droppedMessages"` // history_trimmed
+	Kept        int            `json:"keptMessages"`    // history_trimmed
+	// Raw is the notification's params exactly as received.
+	Raw jsontext.Value `json:"-"`
+}
+
+// Decisions for Approve.
+const (
+	AllowOnce   = "allow_once"
+	AllowAlways = "allow_always" // this tool, for the rest of the session
+	RejectOnce  = "reject_once"
+)
+
+// Stop reasons of a turn.
+const (
+	StopEndTurn   = "end_turn"
+	StopCancelled = "cancelled"
+	StopMaxSteps  = "max_steps"
+	StopError     = "error"
+)
+
+// Elicitation is the daemon's elicitation/create request: a question from the ask_user
+// tool. RequestedSchema is a JSON Schema object with one string property, "answer",
+// whose "enum" lists the choices when there are any (see Choices).
+type Elicitation struct {
+	SessionID       string         `json:"sessionId"`
+	Mode            string         `json:"mode"`
+	Message         string         `json:"message"`
+	RequestedSchema jsontext.Value `json:"requestedSchema"`
+	RequestID       string         `json:"requestId"`
+}
+
+// ElicitationResult answers an Elicitation. Action is "accept" (with Content, e.g.
+// {"answer": "blue"}), "decline" or "cancel".
+type ElicitationResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitzero"`
+}
+
+// ElicitationHandler answers elicitation/create. It runs on a goroutine of its own and
+// may block until the user answers; ctx ends when the connection closes. An error
+// answers {"action":"cancel"}.
+type ElicitationHandler func(ctx context.Context, e Elicitation) (ElicitationResult, error)
+
+// Principal is who the daemon took the client for.
+type Principal struct {
+	ID    string `json:"id"`
+	Admin bool   `json:"admin"`
+}
+
+// InitializeResult is the result of initialize.
+type InitializeResult struct {
+	ProtocolVersion int       `json:"protocolVersion"`
+	ServerVersion   string    `json:"serverVersion"`
+	ServerPID       int       `json:"serverPid"`
+	Principal       Principal `json:"principal"`
+	Methods         []string  `json:"methods"`
+}
+
+// SessionInfo is a live session as status lists it.
+type SessionInfo struct {
+	SessionID  string `json:"sessionId"`
+	AgentAlias string `json:"agentAlias"`
+	State      string `json:"state"` // idle, running
+}
+
+// Status is the result of status.
+type Status struct {
+	ServerVersion   string        `json:"serverVersion"`
+	ProtocolVersion int           `json:"protocolVersion"`
+	PID             int           `json:"pid"`
+	UptimeMs        int64         `json:"uptimeMs"`
+	DataDir         string        `json:"dataDir"`
+	Endpoint        string        `json:"endpoint"`
+	Connections     int           `json:"connections"`
+	ActiveSessions  int           `json:"activeSessions"`
+	Sessions        []SessionInfo `json:"sessions"`
+}
+
+// NewSessionParams are the params of session/new. AgentAlias is required.
+type NewSessionParams struct {
+	AgentAlias string `json:"agentAlias"`
+	Cwd        string `json:"cwd,omitzero"`
+	// SessionID resumes (or restores) that session, or names the new one.
+	SessionID string `json:"sessionId,omitzero"`
+	// KeepSiblings keeps the caller's other idle sessions of the agent open.
+	KeepSiblings bool `json:"keep_siblings,omitzero"`
+}
+
+// Session is the result of session/new.
+type Session struct {
+	SessionID    string `json:"sessionId"`
+	AgentAlias   string `json:"agentAlias"`
+	WorkspaceDir string `json:"workspaceDir"`
+	MessageCount int    `json:"messageCount"`
+	Resumed      bool   `json:"resumed"`
+}
+
+// Usage counts a turn's tokens.
+type Usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+// PromptResult is the result of session/prompt.
+type PromptResult struct {
+	SessionID  string `json:"sessionId"`
+	TurnID     string `json:"turnId"`
+	StopReason string `json:"stopReason"` // end_turn, cancelled, max_steps, error
+	Text       string `json:"text"`
+	Usage      Usage  `json:"usage"`
+}
+
+// AttachResult is the result of session/attach.
+type AttachResult struct {
+	SessionID string `json:"sessionId"`
+	LastSeq   uint64 `json:"lastSeq"`
+	Replayed  int    `json:"replayed"`
+}
+
+// ListedSession is one entry of session/list.
+type ListedSession struct {
+	SessionID    string `json:"sessionId"`
+	AgentAlias   string `json:"agentAlias"`
+	CreatedAt    string `json:"createdAt"`
+	LastActivity string `json:"lastActivity"`
+	MessageCount int    `json:"messageCount"`
+	State        string `json:"state"` // running, idle, closed, killed
+}
+
+// FileEntry is a stored file: the result of file/upload/commit, and what
+// session/prompt takes as an attachment.
+type FileEntry struct {
+	RefID         string `json:"ref_id"`
+	Marker        string `json:"marker"`
+	WorkspacePath string `json:"workspace_path"`
+	SizeBytes     int64  `json:"size_bytes"`
+	Deduplicated  bool   `json:"deduplicated"`
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"encoding/json/v2"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// chatCmd returns `zeroclaw chat args...` with HOME=h and stdin from the string.
+func chatCmd(h, stdin string, args ...string) *exec.Cmd {
+	cmd := command(h, append([]string{"chat"}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	return cmd
+}
+
+func writeConfig(t *testing.T, h, toml string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
+	if err := os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChatWithoutTerminalAutoStartsAndExitsZeroOnEndTurn(t *testing.T) {
+	h := home(t)
+	out, errOut, err := run(t, chatCmd(h, "hello there\n"))
+	if exitCode(err) != 0 || out != "echo: hello there\n" {
+		t.Fatalf("exit %v, stdout %q, stderr %q", err, out, errOut)
+	}
+	// The ephemeral daemon it started leaves once chat has left.
+	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := os.Stat(sock); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the auto-started daemon still serves after chat left")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(h, ".zeroclaw", "data", "ephemeral-daemon.log")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChatJSONPrintsEveryUpdateThenTheResult(t *testing.T) {
+	h := home(t)
+	startDaemon(t, h, nil)
+	out, errOut, err := run(t, chatCmd(h, "/think hmm\nhi", "--json"))
+	if exitCode(err) != 0 {
+		t.Fatalf("exit %v: %s", err, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var types []string
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%v in %q", err, l)
+		}
+		if tp, ok := m["type"].(string); ok {
+			types = append(types, tp)
+		}
+	}
+	var res map[string]any
+	json.Unmarshal([]byte(lines[len(lines)-1]), &res)
+	if res["stopReason"] != "end_turn" || res["text"] != "echo: hi" || len(types) < 2 || types[0] != "agent_thought_chunk" {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestChatExitStatusSaysHowTheTurnEnded(t *testing.T) {
+	h := home(t)
+	writeConfig(t, h, `
+[agents.default]
+max_steps = 1
+autonomy = "full"
+
+[agents.slow]
+provider = "echo"
+autonomy = "full"
+
+[providers.down]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+api_key = "k"
+
+[agents.broken]
+provider = "down"
+`)
+	startDaemon(t, h, nil)
+
+	_, errOut, err := run(t, chatCmd(h, `/tool shell {"command":"echo x"}`))
+	if exitCode(err) != 4 || !strings.Contains(errOut, "step limit") {
+		t.Errorf("max_steps: exit %v, stderr %q", err, errOut)
+	}
+	_, errOut, err = run(t, chatCmd(h, "hello", "--agent", "broken"))
+	if exitCode(err) != 2 || !strings.Contains(errOut, "the turn failed") {
+		t.Errorf("error: exit %v, stderr %q", err, errOut)
+	}
+
+	cmd := chatCmd(h, `/tool shell {"command":"sleep 30"}`, "--agent", "slow", "--json")
+	var out syncBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), `"tool_call"`); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no tool_call: %q", out.String())
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if exitCode(err) != 3 || !strings.Contains(out.String(), `"stopReason":"cancelled"`) {
+			t.Errorf("cancelled: exit %v, stdout %q", err, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("chat did not end after an interrupt")
+	}
+}
+
+func TestStatusAndRPCWithoutDaemonNameTheEndpoint(t *testing.T) {
+	h := home(t)
+	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
+	for _, args := range [][]string{{"status"}, {"rpc", "status"}} {
+		out, errOut, err := run(t, command(h, args...))
+		if exitCode(err) != 1 || out != "" || strings.Count(errOut, "\n") != 1 ||
+			!strings.Contains(errOut, sock) || !strings.Contains(errOut, "zeroclaw daemon") {
+			t.Errorf("%v: exit %v, stdout %q, stderr %q", args, err, out, errOut)
+		}
+	}
+}
+
+func TestStatusAndRPCOutput(t *testing.T) {
+	h := home(t)
+	d := startDaemon(t, h, nil)
+	out, _, err := run(t, command(h, "status"))
+	if err != nil || !strings.Contains(out, "0.8.6") || !strings.Contains(out, d.socket) || !strings.Contains(out, "uptime:") || !strings.Contains(out, "sessions:") {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	out, _, err = run(t, command(h, "status", "--json"))
+	var st map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st["endpoint"] != d.socket {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	out, _, err = run(t, command(h, "rpc", "session/new", `{"agentAlias":"default"}`))
+	var sess map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &sess) != nil || sess["agentAlias"] != "default" {
+		t.Fatalf("rpc session/new: %v\n%s", err, out)
+	}
+	out, errOut, err := run(t, command(h, "rpc", "session/cancel", `{"sessionId":"nope"}`))
+	if exitCode(err) != 1 || out != "" || !strings.Contains(errOut, `"code":-32000`) {
+		t.Fatalf("rpc error: exit %v, stdout %q, stderr %q", err, out, errOut)
+	}
+	_, errOut, err = run(t, command(h, "rpc", "status", `not json`))
+	if exitCode(err) != 1 || !strings.Contains(errOut, "JSON") {
+		t.Fatalf("rpc bad params: exit %v, stderr %q", err, errOut)
+	}
+}
+
+// pty runs `zeroclaw chat args...` in a pseudo-terminal (script(1), as a person
+// would run it) and lets the test type into it.
+type pty struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *syncBuffer
+	done  chan error
+}
+
+func startPTY(t *testing.T, h string, args ...string) *pty {
+	t.Helper()
+	line := "exec " + binary + " chat " + strings.Join(args, " ")
+	c := exec.Command("script", "-qfec", line, "/dev/null")
+	c.Env = append(command(h).Env, "TERM=dumb", "SHELL=/bin/bash")
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pty{t: t, cmd: c, stdin: stdin, out: &syncBuffer{}, done: make(chan error, 1)}
+	c.Stdout, c.Stderr = p.out, p.out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- c.Wait() }()
+	t.Cleanup(func() {
+		c.Process.Kill()
+		if t.Failed() {
+			t.Logf("terminal:\n%s", p.out.String())
+		}
+	})
+	return p
+}
+
+func (p *pty) typeLine(s string) {
+	io.WriteString(p.stdin, s+"\n")
+}
+
+// waitFor waits until the terminal has shown s n times in all.
+func (p *pty) waitFor(s string, n int) {
+	p.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(p.out.String(), s) < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the terminal never showed %q (%d times)", s, n)
+		}
+	}
+}
+
+func (p *pty) exit() error {
+	p.t.Helper()
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(20 * time.Second):
+		p.t.Fatal("chat did not leave")
+		return nil
+	}
+}
+
+func TestChatInATerminalStreamsAsksApprovalAndCancelsOnCtrlC(t *testing.T) {
+	h := home(t)
+	startDaemon(t, h, nil)
+	p := startPTY(t, h)
+	p.waitFor("connected to", 1)
+	p.typeLine("/think musing")
+	p.waitFor("\x1b[2mmusing\x1b[0m", 1)
+	p.typeLine("hello pty")
+	p.waitFor("echo: hello pty", 1)
+	p.typeLine(`/tool shell {"command":"sleep 30"}`)
+	p.waitFor("[y] allow once, [a] always, [n] reject", 1)
+	p.typeLine("y")
+	p.waitFor("⚙ shell", 1)
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(p.stdin, "\x03")
+	p.waitFor("[cancelled]", 1)
+	p.typeLine("/quit")
+	if err := p.exit(); err != nil {
+		t.Fatalf("chat exit: %v", err)
+	}
+}
+
+func TestChatResumeReplaysExactlyTheMissedUpdates(t *testing.T) {
+	h := home(t)
+	d := startDaemon(t, h, nil)
+	other := dial(t, d.socket)
+	other.initialize()
+	sid := other.call(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default","keep_siblings":true},"id":2}`)["result"].(map[string]any)["sessionId"].(string)
+	prompt := func(text string, id int) {
+		other.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":"` + text + `"},"id":` + string(rune('0'+id)) + `}`)
+		for {
+			if m := other.recv(); m["id"] == float64(id) {
+				return
+			}
+		}
+	}
+	prompt("first words", 3) // seq 1..3, before chat ever saw the session
+
+	p := startPTY(t, h, "--session", "mine")
+	p.waitFor("connected to", 1)
+	p.typeLine("/resume " + sid)
+	p.waitFor("replayed 3 updates after seq 0", 1)
+	p.waitFor("echo: first words", 1)
+	prompt("second words", 4) // live: chat is attached now
+	p.waitFor("echo: second words", 1)
+	p.typeLine("/resume " + sid) // nothing missed since: nothing replayed
+	p.waitFor("replayed 0 updates after seq 6", 1)
+	p.typeLine("/quit")
+	p.exit()
+	out := p.out.String()
+	if strings.Count(out, "echo: first words") != 1 || strings.Count(out, "echo: second words") != 1 {
+		t.Fatalf("updates shown more than once:\n%s", out)
+	}
+}

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+)
+
+func rpcCmd() *cobra.Command {
+	var configDir string
+	cmd := &cobra.Command{
+		Use:   "rpc METHOD [JSON]",
+		Short: "Call one JSON-RPC method of the running daemon and print its result",
+		Long: `Connect to the running daemon, initialize, call METHOD with the params JSON (an
+object or array; default {}), and print the result as JSON. On a JSON-RPC error the
+error object ({"code","message","data"}) goes to stderr and the exit status is 1.
+docs/protocol.md lists the methods.`,
+		Example: `  zeroclaw rpc status
+  zeroclaw rpc session/new '{"agentAlias":"default"}'`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params := jsontext.Value("{}")
+			if len(args) == 2 {
+				params = jsontext.Value(args[1])
+				if err := params.Compact(); err != nil || (params[0] != '{' && params[0] != '[') {
+					return fmt.Errorf("params must be a JSON object or array, got %q", args[1])
+				}
+			}
+			return withClient(configDir, func(ctx context.Context, c *client.Client) error {
+				var result jsontext.Value
+				err := c.Call(ctx, args[0], params, &result)
+				var e *client.Error
+				if errors.As(err, &e) {
+					return rpcErrorLine(args[0], e)
+				}
+				if err != nil {
+					return err
+				}
+				if err := result.Indent(jsontext.WithIndent("  ")); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", result)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&configDir, "config-dir", "", "config directory of the daemon (default $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
+	return cmd
+}
+
+// rpcErrorLine is the one-line error of a failed call: the method and the error
+// object as JSON.
+func rpcErrorLine(method string, e *client.Error) error {
+	obj := struct {
+		Code    int64          `json:"code"`
+		Message string         `json:"message"`
+		Data    jsontext.Value `json:"data,omitzero"`
+	}{e.Code, e.Message, e.Data}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return e
+	}
+	return fmt.Errorf("%s failed: %s", method, b)
+}
+
+// withClient runs fn on a fresh, initialized connection to the running daemon of
+// configDir; it never starts one.
+func withClient(configDir string, fn func(ctx context.Context, c *client.Client) error) error {
+	dirs, err := endpoint.ResolveDirs(configDir, nil)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	c, err := client.Dial(ctx, endpoint.Address(dirs, nil), client.WithClientInfo("zeroclaw-cli", "0.8.6"))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return err
+	}
+	return fn(ctx, c)
+}
+
+// jsonLine encodes v as one compact JSON line.
+func jsonLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
+}

@@ -1,0 +1,286 @@
+package rpc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// The files family (SPEC §10 and the seed's "Chunked uploads"): file/attach and the
+// three chunked upload methods, which all land through upload.Stage.Land.
+
+// fileMethods returns the file methods, and builds the staging area. It runs after
+// configMethods, which provides the live config whose [rpc] upload_idle_secs it
+// reads at each use.
+func (s *Server) fileMethods() map[string]method {
+	s.uploads = upload.NewStage(upload.Options{
+		Sessions: s.cfg.Sessions,
+		Logger:   s.log,
+		Idle: func() time.Duration {
+			if secs := s.cfg.Config.Current().RPC.UploadIdleSecs; secs > 0 {
+				return time.Duration(secs) * time.Second
+			}
+			return upload.IdleLimit
+		},
+	})
+	return map[string]method{
+		"file/attach":        s.fileAttach,
+		"file/upload/begin":  s.uploadBegin,
+		"file/upload/chunk":  s.uploadChunk,
+		"file/upload/commit": s.uploadCommit,
+	}
+}
+
+// localOnly refuses the chunked upload methods to a remote (WSS) peer: an upload
+// stages daemon memory for as long as its connection lives.
+func (c *connState) localOnly(method string) error {
+	if !c.peer.Remote {
+		return nil
+	}
+	return jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: "+method+" is served on local connections only",
+		map[string]any{"reason": "local_only", "method": method})
+}
+
+// uploadTarget finds the session an upload or attach lands in: a session the caller
+// owns (else -32000, exactly like a missing one), of an agent it may use.
+func (c *connState) uploadTarget(ctx context.Context, id string) (*session.Session, error) {
+	if id == "" {
+		return nil, missing("session_id")
+	}
+	sess, err := c.srv.cfg.Sessions.Obtain(id, c.caller())
+	if err != nil {
+		return nil, err
+	}
+	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
+		return nil, agentForbidden(sess.Agent.Alias)
+	}
+	return sess, nil
+}
+
+// guard is the commit step's authorization: the config write lock and the pairing
+// hold, and the caller's authority resolved again under them.
+func (c *connState) guard() upload.Guard {
+	var tx *config.Tx
+	return upload.Guard{
+		Hold: func(ctx context.Context) (func(), error) {
+			var err error
+			if tx, err = c.srv.cfg.Config.Begin(ctx); err != nil {
+				return nil, err
+			}
+			release := c.srv.cfg.Pairings.Hold()
+			return func() { release(); tx.End() }, nil
+		},
+		Check: func(sess *session.Session) error {
+			a, err := c.authority(tx.Current())
+			if err != nil {
+				return err
+			}
+			switch {
+			case !a.Has(auth.FilesCreate):
+				return forbidden(auth.FilesCreate)
+			case !a.Principal.Admin && sess.Owner != a.Principal.ID:
+				return jsonrpc.NewError(jsonrpc.CodeSessionNotFound, "session not found: "+sess.ID, map[string]any{"sessionId": sess.ID})
+			case !a.MayUseAgent(sess.Agent.Alias):
+				return agentForbidden(sess.Agent.Alias)
+			}
+			return nil
+		},
+	}
+}
+
+type fileAttachFile struct {
+	Filename string  `json:"filename"`
+	DataB64  *string `json:"data_b64"`
+}
+
+type fileAttachParams struct {
+	SessionID string           `json:"session_id"`
+	Files     []fileAttachFile `json:"files"`
+}
+
+type fileAttachResult struct {
+	Files []upload.File `json:"files"`
+}
+
+// fileAttach lands whole files carried in the request, each through the commit step.
+func (s *Server) fileAttach(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	var p fileAttachParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	sess, err := c.uploadTarget(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Files) == 0 {
+		return nil, missing("files")
+	}
+	payloads := make([]upload.Payload, len(p.Files))
+	for i, f := range p.Files {
+		if f.DataB64 == nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: every file needs data_b64",
+				map[string]any{"param": "files", "index": i})
+		}
+		if err := upload.CheckFilename(f.Filename); err != nil {
+			return nil, withIndex(err, i)
+		}
+		data, err := upload.Decode(*f.DataB64, upload.MaxBytes)
+		if err != nil {
+			return nil, withIndex(err, i)
+		}
+		payloads[i] = upload.Payload{Filename: f.Filename, Pieces: [][]byte{data}, Size: int64(len(data)), Sum: sha256.Sum256(data)}
+	}
+	b := upload.Bind(sess)
+	out := fileAttachResult{Files: make([]upload.File, 0, len(payloads))}
+	for _, pl := range payloads {
+		f, err := s.uploads.Land(ctx, b, pl, c.guard())
+		if err != nil {
+			return nil, err
+		}
+		out.Files = append(out.Files, f)
+	}
+	return out, nil
+}
+
+// withIndex adds the zero-based index of the offending file to an error's data.
+func withIndex(err error, i int) error {
+	e, ok := err.(*jsonrpc.Error)
+	if !ok {
+		return err
+	}
+	data := map[string]any{}
+	if len(e.Data) > 0 {
+		if json.Unmarshal(e.Data, &data) != nil {
+			return err
+		}
+	}
+	data["index"] = i
+	return jsonrpc.NewError(e.Code, e.Message, data)
+}
+
+type beginParams struct {
+	SessionID string `json:"session_id"`
+	SizeBytes *int64 `json:"size_bytes"`
+	Filename  string `json:"filename"`
+	SHA256    string `json:"sha256"`
+}
+
+func (s *Server) uploadBegin(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	if err := c.localOnly("file/upload/begin"); err != nil {
+		return nil, err
+	}
+	var p beginParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.SizeBytes == nil {
+		return nil, missing("size_bytes")
+	}
+	sess, err := c.uploadTarget(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return s.uploads.Begin(c, upload.Bind(sess), *p.SizeBytes, p.Filename, p.SHA256)
+}
+
+type chunkParams struct {
+	UploadID string  `json:"upload_id"`
+	Offset   *int64  `json:"offset"`
+	DataB64  *string `json:"data_b64"`
+}
+
+type chunkResult struct {
+	UploadID      string `json:"upload_id"`
+	ReceivedBytes int64  `json:"received_bytes"`
+}
+
+func (s *Server) uploadChunk(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	if err := c.localOnly("file/upload/chunk"); err != nil {
+		return nil, err
+	}
+	var p chunkParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.UploadID == "":
+		return nil, missing("upload_id")
+	case p.Offset == nil:
+		return nil, missing("offset")
+	case p.DataB64 == nil:
+		return nil, missing("data_b64")
+	}
+	n, err := s.uploads.Chunk(c, p.UploadID, *p.Offset, *p.DataB64)
+	if err != nil {
+		return nil, err
+	}
+	return chunkResult{UploadID: p.UploadID, ReceivedBytes: n}, nil
+}
+
+type commitParams struct {
+	UploadID string `json:"upload_id"`
+}
+
+func (s *Server) uploadCommit(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
+	if err := c.localOnly("file/upload/commit"); err != nil {
+		return nil, err
+	}
+	var p commitParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.UploadID == "" {
+		return nil, missing("upload_id")
+	}
+	return s.uploads.Commit(ctx, c, p.UploadID, c.guard())
+}
+
+// attachmentRef is one session/prompt attachment: a file entry, or just its ref_id.
+type attachmentRef struct {
+	RefID string `json:"ref_id"`
+}
+
+// withAttachments appends the markers of the attachments to the prompt text. Each
+// must name an upload the session indexed; the marker is the index's, not the
+// client's.
+func (s *Server) withAttachments(ctx context.Context, sess *session.Session, prompt string, refs []attachmentRef) (string, error) {
+	if len(refs) == 0 {
+		return prompt, nil
+	}
+	var b strings.Builder
+	b.WriteString(prompt)
+	for i, r := range refs {
+		sum, ok := strings.CutPrefix(r.RefID, "sha256:")
+		if !ok || len(sum) != 2*sha256.Size {
+			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: attachment %d: ref_id must be sha256:<64 hex digits>", i),
+				map[string]any{"param": "attachments", "index": i})
+		}
+		u, err := s.cfg.Sessions.Store().IndexedUpload(ctx, sess.ID, strings.ToLower(sum))
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				s.log.Error("reading the upload index", "session", sess.ID, "err", err)
+				return "", jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: the upload index could not be read", nil)
+			}
+			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+				fmt.Sprintf("attachment %d: no upload %s in this session", i, r.RefID),
+				map[string]any{"param": "attachments", "index": i, "reason": upload.ReasonUnknownUpload})
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(upload.Marker(u.Filename, u.WorkspacePath))
+	}
+	return b.String(), nil
+}
