@@ -17,6 +17,7 @@ import (
 
 	"github.com/peterh/liner"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/client"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
@@ -33,8 +34,9 @@ const (
 )
 
 type chatOptions struct {
-	configDir, agent, session, url string
-	json                           bool
+	configDir, agent, session string
+	remote                    remoteFlags
+	json                      bool
 }
 
 func chatCmd() *cobra.Command {
@@ -75,7 +77,7 @@ requests are rejected (there is nobody to ask); an interrupt cancels the turn.
 	f.StringVar(&o.configDir, "config-dir", "", "config directory of the daemon (default $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
 	f.StringVar(&o.agent, "agent", "default", "agent alias of a new session")
 	f.StringVar(&o.session, "session", "", "resume this session id (or create it)")
-	f.StringVar(&o.url, "url", "", "wss:// endpoint of a remote daemon (not supported yet)")
+	o.remote.add(f)
 	f.BoolVar(&o.json, "json", false, "print every update as NDJSON, then the result (without a terminal)")
 	return cmd
 }
@@ -85,9 +87,9 @@ func runChat(cmd *cobra.Command, o chatOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	addr := o.url
-	var opts []client.Option
-	if addr == "" {
+	addr := o.remote.url
+	opts := o.remote.options()
+	if !o.remote.remote() {
 		addr = endpoint.Address(dirs, nil)
 		opts = append(opts, client.WithAutoStart(client.AutoStart{ConfigDir: o.configDir}))
 	}
@@ -101,6 +103,9 @@ func runChat(cmd *cobra.Command, o chatOptions) (int, error) {
 			return 0, fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
 		prompt = strings.TrimRight(string(b), "\r\n")
+		if strings.TrimSpace(prompt) == "" {
+			return 0, errors.New("no prompt on stdin: pipe one in (echo hello | zeroclaw chat), or run it in a terminal")
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -128,10 +133,9 @@ func runChat(cmd *cobra.Command, o chatOptions) (int, error) {
 	return ch.once(prompt, o.json)
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal asks the terminal driver, not the file mode: /dev/null is a character
+// device too, and a script that redirects from it has no terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // chat is one chat session of the command.
 type chat struct {
