@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +28,8 @@ type options struct {
 	elicit       ElicitationHandler
 	onUpdate     func(Update)
 	chunkTimeout time.Duration
+	token        string // WithToken
+	fingerprint  string // WithFingerprint: lowercase hex, no colons
 }
 
 // WithAutoStart makes Dial start `zeroclaw daemon --ephemeral` when no daemon answers
@@ -58,6 +59,9 @@ type Client struct {
 	started  *startedDaemon // nil unless Dial started the daemon
 	runDone  chan struct{}
 	queue    *updateQueue
+	// framerDone, when set, is closed once the framer has finished closing (a
+	// WebSocket's closing handshake runs in the background).
+	framerDone <-chan struct{}
 
 	mu      sync.Mutex
 	elicit  ElicitationHandler
@@ -73,8 +77,8 @@ type promptSub struct {
 
 // Dial connects to the daemon at endpoint: a Unix socket path or a Windows named pipe
 // (\\.\pipe\…). An empty endpoint means the default one, resolved as the daemon does
-// (ZEROCLAW_SOCKET, else the data dir's daemon.sock or pipe). wss:// endpoints are not
-// supported yet. When nothing answers, the error is a *NoDaemonError, unless
+// (ZEROCLAW_SOCKET, else the data dir's daemon.sock or pipe), or a daemon's WSS
+// endpoint, wss://host:port (see WithToken and WithFingerprint). When nothing answers, the error is a *NoDaemonError, unless
 // WithAutoStart is given: then a daemon is started and Dial connects to it.
 //
 // Dial does not initialize the connection: call Initialize next (the daemon closes a
@@ -87,8 +91,11 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	if strings.HasPrefix(addr, "wss://") || strings.HasPrefix(addr, "ws://") {
-		return nil, fmt.Errorf("dialing %s: WebSocket endpoints are not supported by this client yet", addr)
+	if strings.HasPrefix(addr, "wss://") {
+		return dialWSS(ctx, addr, o)
+	}
+	if strings.HasPrefix(addr, "ws://") {
+		return nil, fmt.Errorf("dialing %s: the daemon serves WebSockets over TLS only; use wss://", addr)
 	}
 	var dirs endpoint.Dirs
 	if addr == "" || o.autoStart != nil {
@@ -117,7 +124,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	return newClient(nc, addr, o, started), nil
+	return newClient(jsonrpc.NewNDJSON(nc), addr, o, started), nil
 }
 
 // noDaemon reports whether a dial error means that nothing serves the endpoint.
@@ -125,7 +132,7 @@ func noDaemon(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-func newClient(nc net.Conn, addr string, o options, started *startedDaemon) *Client {
+func newClient(f jsonrpc.Framer, addr string, o options, started *startedDaemon) *Client {
 	c := &Client{
 		endpoint: addr,
 		opts:     o,
@@ -137,7 +144,7 @@ func newClient(nc net.Conn, addr string, o options, started *startedDaemon) *Cli
 		prompts:  make(map[string]*promptSub),
 		lastSeq:  make(map[string]uint64),
 	}
-	c.conn = jsonrpc.NewConn(jsonrpc.NewNDJSON(nc), jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
+	c.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
 		// session/update is served on the reader, so updates keep the daemon's order and
 		// are queued before the answer that follows them is read (see Prompt).
 		Inline: func(r *jsonrpc.Request) bool { return r.Method == "session/update" },
@@ -169,6 +176,9 @@ func (c *Client) Close() error {
 	c.conn.Close()
 	<-c.runDone
 	c.queue.wait()
+	if c.framerDone != nil {
+		<-c.framerDone
+	}
 	return nil
 }
 

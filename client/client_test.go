@@ -224,9 +224,9 @@ func TestDialWithoutDaemonNamesTheEndpoint(t *testing.T) {
 	}
 }
 
-func TestDialWSSIsNotSupportedYet(t *testing.T) {
-	_, err := Dial(ctxFor(t), "wss://127.0.0.1:9781/")
-	if err == nil || !strings.Contains(err.Error(), "not supported") {
+func TestDialPlainWSIsRefused(t *testing.T) {
+	_, err := Dial(ctxFor(t), "ws://127.0.0.1:9781/")
+	if err == nil || !strings.Contains(err.Error(), "use wss://") {
 		t.Fatalf("Dial = %v", err)
 	}
 }

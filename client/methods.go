@@ -11,6 +11,9 @@ func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
 		"protocolVersion": 1,
 		"clientInfo":      map[string]string{"name": c.opts.clientName, "version": c.opts.clientVer},
 	}
+	if c.opts.token != "" {
+		params["authToken"] = c.opts.token
+	}
 	c.mu.Lock()
 	if c.elicit != nil {
 		params["clientCapabilities"] = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}

@@ -67,7 +67,7 @@ func TestUploadResendsAChunkWhoseAnswerWasLost(t *testing.T) {
 	srv := jsonrpc.NewConn(jsonrpc.NewNDJSON(srvSide), f, jsonrpc.Options{})
 	go srv.Run()
 	defer srv.Close()
-	c := newClient(cliSide, "pipe", options{chunkTimeout: 200 * time.Millisecond, logger: nopLogger()}, nil)
+	c := newClient(jsonrpc.NewNDJSON(cliSide), "pipe", options{chunkTimeout: 200 * time.Millisecond, logger: nopLogger()}, nil)
 	defer c.Close()
 
 	path := filepath.Join(t.TempDir(), "f.txt")

@@ -15,6 +15,7 @@ import (
 
 func rpcCmd() *cobra.Command {
 	var configDir string
+	var remote remoteFlags
 	cmd := &cobra.Command{
 		Use:   "rpc METHOD [JSON]",
 		Short: "Call one JSON-RPC method of the running daemon and print its result",
@@ -33,7 +34,7 @@ docs/protocol.md lists the methods.`,
 					return fmt.Errorf("params must be a JSON object or array, got %q", args[1])
 				}
 			}
-			return withClient(configDir, func(ctx context.Context, c *client.Client) error {
+			return withClient(configDir, remote, func(ctx context.Context, c *client.Client) error {
 				var result jsontext.Value
 				err := c.Call(ctx, args[0], params, &result)
 				var e *client.Error
@@ -52,6 +53,7 @@ docs/protocol.md lists the methods.`,
 		},
 	}
 	cmd.Flags().StringVar(&configDir, "config-dir", "", "config directory of the daemon (default $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
+	remote.add(cmd.Flags())
 	return cmd
 }
 
@@ -71,15 +73,20 @@ func rpcErrorLine(method string, e *client.Error) error {
 }
 
 // withClient runs fn on a fresh, initialized connection to the running daemon of
-// configDir; it never starts one.
-func withClient(configDir string, fn func(ctx context.Context, c *client.Client) error) error {
-	dirs, err := endpoint.ResolveDirs(configDir, nil)
-	if err != nil {
-		return err
+// configDir, or to the remote one the flags name; it never starts one.
+func withClient(configDir string, remote remoteFlags, fn func(ctx context.Context, c *client.Client) error) error {
+	addr := remote.url
+	opts := append(remote.options(), client.WithClientInfo("zeroclaw-cli", "0.8.6"))
+	if !remote.remote() {
+		dirs, err := endpoint.ResolveDirs(configDir, nil)
+		if err != nil {
+			return err
+		}
+		addr = endpoint.Address(dirs, nil)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	c, err := client.Dial(ctx, endpoint.Address(dirs, nil), client.WithClientInfo("zeroclaw-cli", "0.8.6"))
+	c, err := client.Dial(ctx, addr, opts...)
 	if err != nil {
 		return err
 	}

@@ -15,13 +15,14 @@ import (
 func statusCmd() *cobra.Command {
 	var configDir string
 	var asJSON bool
+	var remote remoteFlags
 	cmd := &cobra.Command{
 		Use:   "status [--json]",
 		Short: "Show the running daemon: version, endpoint, uptime, connections, sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			return withClient(configDir, func(ctx context.Context, c *client.Client) error {
+			return withClient(configDir, remote, func(ctx context.Context, c *client.Client) error {
 				if asJSON {
 					var raw jsontext.Value
 					if err := c.Call(ctx, "status", nil, &raw); err != nil {
@@ -52,5 +53,6 @@ func statusCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&configDir, "config-dir", "", "config directory of the daemon (default $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the raw status result as JSON")
+	remote.add(cmd.Flags())
 	return cmd
 }

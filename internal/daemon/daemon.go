@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
@@ -19,6 +20,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/wss"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 // EphemeralGrace is how long an ephemeral daemon waits after its last client leaves.
@@ -92,6 +95,14 @@ func Run(ctx context.Context, opts Options) error {
 		},
 	})
 
+	var cert wss.Certificate
+	if cfg.WSS.Enabled {
+		if cert, err = wss.LoadCertificate(dirs.DataDir, cfg.WSS.CertPath, cfg.WSS.KeyPath); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var clients rpc.ClientTracker
@@ -111,7 +122,25 @@ func Run(ctx context.Context, opts Options) error {
 		Logger:         log,
 		Config:         live,
 		Pairings:       pairings,
+		Fingerprint:    cert.Fingerprint,
 	})
+	var remote *wss.Listener
+	if cfg.WSS.Enabled {
+		remote, err = wss.Listen(wss.Config{
+			Addr:        net.JoinHostPort(cfg.WSS.Bind, strconv.Itoa(cfg.WSS.Port)),
+			Certificate: cert,
+			Serve: func(f jsonrpc.Framer, remoteAddr string) {
+				srv.Serve(f, rpc.Peer{Label: "wss:" + remoteAddr, UID: -1, PID: -1, Remote: true})
+			},
+			AllowedOrigins: func() []string { return live.Current().WSS.AllowedOrigins },
+			Logger:         log,
+		})
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("starting the WSS listener: %w", err)
+		}
+		log.Info("serving WSS", "addr", remote.Addr().String(), "fingerprint", cert.Fingerprint)
+	}
 	log.Info("serving", "endpoint", addr, "configDir", dirs.ConfigDir, "dataDir", dirs.DataDir,
 		"pid", os.Getpid(), "ephemeral", opts.Ephemeral)
 
@@ -127,6 +156,9 @@ func Run(ctx context.Context, opts Options) error {
 	// listener's Close removes it only while the path still holds our own inode.
 	closeErr := ln.Close()
 	<-accepting
+	if remote != nil {
+		remote.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	// Running turns end with stopReason "cancelled"; their prompts are answered
@@ -136,6 +168,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections still open at exit", "err", err)
+	}
+	if remote != nil {
+		// The closing handshakes of the WebSocket connections srv just closed.
+		if err := remote.Wait(sctx); err != nil {
+			log.Warn("WSS connections still closing at exit", "err", err)
+		}
 	}
 	if closeErr != nil {
 		return fmt.Errorf("closing %s: %w", addr, closeErr)

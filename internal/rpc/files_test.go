@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -474,10 +475,20 @@ func TestSymlinkAttacksOnTheUploadsDirectoryAndTheTarget(t *testing.T) {
 }
 
 func TestUploadMethodsAreLocalOnly(t *testing.T) {
-	h := startServer(t, Config{})
+	pairings, _ := auth.OpenPairings("")
+	token, _ := pairings.Create("")
+	h := startServer(t, Config{Pairings: pairings})
 	sid := h.peer(t, "").newSession("")
 	c := h.remote(t)
-	c.initialize()
+	// A remote peer is its token, never its uid (here the daemon's own).
+	c.send(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":"bare"}`)
+	if e, _ := c.recv()["error"].(map[string]any); e["code"] != float64(-32010) {
+		t.Fatalf("remote initialize without a token: %v, want -32010", e)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"initialize","params":{"authToken":"` + token + `"},"id":"init"}`)
+	if m := c.recv(); m["result"] == nil {
+		t.Fatalf("remote initialize with a token: %v", m)
+	}
 	for i, tt := range []struct{ method, params string }{
 		{"file/upload/begin", fmt.Sprintf(`{"session_id":%q,"size_bytes":1}`, sid)},
 		{"file/upload/chunk", `{"upload_id":"x","offset":0,"data_b64":""}`},

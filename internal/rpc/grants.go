@@ -67,8 +67,54 @@ func (s *Server) policy() auth.Policy {
 }
 
 // credential is what the connection proved at initialize. A local peer is its uid;
-// the WSS transport (issue 7) adds the pairing hash its authToken verified to.
-func (c *connState) credential() auth.Credential { return auth.Local(c.peer.UID) }
+// a remote (WSS) peer is the hash its authToken verified to, and nothing else: a
+// remote connection without one has no credential at all.
+func (c *connState) credential() (auth.Credential, error) {
+	if !c.peer.Remote {
+		return auth.Local(c.peer.UID), nil
+	}
+	if h := c.session.Load(); h != nil && h.pairing != "" {
+		return auth.Credential{UID: -1, Pairing: h.pairing}, nil
+	}
+	return auth.Credential{}, errNoToken
+}
+
+// errNoToken answers a remote connection without a valid pairing token.
+var errNoToken = jsonrpc.NewError(jsonrpc.CodeUnauthenticated,
+	"authentication required: initialize over WSS needs authToken, a pairing token (zeroclaw pair)",
+	map[string]any{"reason": "auth_token_required"})
+
+// track registers a remote connection with its token's hash, replacing an earlier
+// registration (a repeated initialize), so that revoking the token closes it. It
+// fails when the token was revoked since it was verified.
+func (c *connState) track(hash string) error {
+	untrack, ok := c.srv.cfg.Pairings.Track(hash, func() {
+		c.log.Info("closing connection: its pairing token was revoked")
+		c.conn.Close()
+	})
+	if !ok {
+		return errNoToken
+	}
+	c.trackMu.Lock()
+	prev := c.tracking
+	c.tracking = untrack
+	c.trackMu.Unlock()
+	if prev != nil {
+		prev()
+	}
+	return nil
+}
+
+// untrack ends the registration of track, when the connection ends.
+func (c *connState) untrack() {
+	c.trackMu.Lock()
+	prev := c.tracking
+	c.tracking = nil
+	c.trackMu.Unlock()
+	if prev != nil {
+		prev()
+	}
+}
 
 type authorityKey struct{}
 
@@ -94,7 +140,11 @@ func (c *connState) authorize(ctx context.Context, method string) (context.Conte
 // along, and caller() sees it.
 func (c *connState) authority(cfg config.Config) (auth.Authority, error) {
 	h := c.session.Load()
-	a, err := c.srv.policy().Resolve(cfg, c.credential())
+	cred, err := c.credential()
+	if err != nil {
+		return auth.Authority{}, err
+	}
+	a, err := c.srv.policy().Resolve(cfg, cred)
 	if err != nil {
 		return a, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
 	}

@@ -53,13 +53,31 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 			map[string]any{"supported": []int{ProtocolVersion}, "requested": version})
 	}
 	// On a local endpoint the operating system vouches for the peer: its uid is the
-	// credential, and authToken is ignored (tokens are for WSS).
-	a, err := s.policy().Resolve(s.cfg.Config.Current(), c.credential())
+	// credential, and authToken is ignored. A remote peer is its pairing token.
+	cred, pairing := auth.Local(c.peer.UID), ""
+	if c.peer.Remote {
+		hash, ok := s.cfg.Pairings.Verify(p.AuthToken)
+		if !ok {
+			if p.AuthToken == "" {
+				return nil, errNoToken
+			}
+			return nil, jsonrpc.NewError(jsonrpc.CodeUnauthenticated,
+				"authentication failed: authToken is not a paired token (revoked, or never paired)",
+				map[string]any{"reason": "auth_token_invalid"})
+		}
+		cred, pairing = auth.Credential{UID: -1, Pairing: hash}, hash
+	}
+	a, err := s.policy().Resolve(s.cfg.Config.Current(), cred)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
 	}
+	if pairing != "" {
+		if err := c.track(pairing); err != nil {
+			return nil, err
+		}
+	}
 	principal := a.Principal
-	c.session.Store(&handshake{principal: principal, client: p.ClientInfo, capabilities: p.ClientCapabilities})
+	c.session.Store(&handshake{principal: principal, pairing: pairing, client: p.ClientInfo, capabilities: p.ClientCapabilities})
 	if !c.initialized.Swap(true) {
 		c.log.Info("initialized", "principal", principal.ID, "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version)
 	}

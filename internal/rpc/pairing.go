@@ -67,9 +67,8 @@ func (s *Server) pairingCreate(ctx context.Context, c *connState, params jsontex
 	return pairingCreateResult{
 		Token: token,
 		User:  userOrNull(user),
-		// The WSS certificate's fingerprint, for the client to pin. WSS is not built
-		// yet (issue 7): it fills this in from the certificate it serves.
-		Fingerprint: "",
+		// The WSS certificate's fingerprint, for the client to pin ("" when WSS is off).
+		Fingerprint: s.cfg.Fingerprint,
 	}, nil
 }
 

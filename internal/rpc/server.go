@@ -67,6 +67,9 @@ type Config struct {
 	Config *config.Live
 	// Pairings are the pairing tokens (pairing/*). nil means none, in memory only.
 	Pairings *auth.Pairings
+	// Fingerprint is the SHA-256 fingerprint of the WSS certificate, which
+	// pairing/create hands out for clients to pin; empty when WSS is off.
+	Fingerprint string
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -172,6 +175,7 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	start := time.Now()
 	log.Info("connection opened", "pid", peer.PID, "uid", peer.UID)
 	err := c.conn.Run()
+	c.untrack()
 	s.cfg.Sessions.Detach(c)
 	s.uploads.Discard(c)
 	attrs := []any{"duration", time.Since(start).Round(time.Millisecond)}
@@ -254,11 +258,17 @@ type connState struct {
 
 	initialized atomic.Bool
 	session     atomic.Pointer[handshake]
+
+	// tracking is the registration of a remote connection with its pairing token, so
+	// that revoking the token closes it (auth.Pairings.Track); nil until then.
+	trackMu  sync.Mutex
+	tracking func()
 }
 
 // handshake is what a successful initialize fixed for the connection.
 type handshake struct {
 	principal    auth.Principal
+	pairing      string // hash of the pairing token a remote peer presented
 	client       ClientInfo
 	capabilities ClientCapabilities
 }

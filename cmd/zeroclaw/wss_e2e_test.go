@@ -1,0 +1,93 @@
+//go:build unix
+
+package main
+
+import (
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// freePort returns a TCP port nothing listens on at the moment.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// pairToken runs zeroclaw pair and returns the token and the fingerprint it printed.
+func pairToken(t *testing.T, h string) (token, fingerprint string) {
+	t.Helper()
+	out, errOut, code := zeroclaw(t, h, "pair")
+	if code != 0 {
+		t.Fatalf("pair: exit %d\n%s%s", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if fp, ok := strings.CutPrefix(l, "Server certificate fingerprint: "); ok {
+			fingerprint = fp
+		}
+	}
+	token = lines[len(lines)-1]
+	if len(fingerprint) != 64 || !strings.HasPrefix(token, "zc_") {
+		t.Fatalf("pair printed no fingerprint or token:\n%s", out)
+	}
+	return token, fingerprint
+}
+
+func TestRemoteClientsOverWSSOfTheBuiltDaemon(t *testing.T) {
+	h := home(t)
+	port := freePort(t)
+	writeConfig(t, h, "[wss]\nenabled = true\nport = "+strconv.Itoa(port)+"\n")
+	d := startDaemon(t, h, nil)
+	token, fp := pairToken(t, h)
+	url := "wss://127.0.0.1:" + strconv.Itoa(port)
+
+	out, errOut, code := zeroclaw(t, h, "status", "--url", url, "--token", token, "--fingerprint", fp)
+	if code != 0 || !strings.Contains(out, "version:") {
+		t.Fatalf("status --url: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The token from the environment; a wrong pin; no token.
+	cmd := command(h, "rpc", "status", "--url", url, "--fingerprint", fp)
+	cmd.Env = append(cmd.Env, "ZEROCLAW_AUTH_TOKEN="+token, "GORACE=atexit_sleep_ms=0")
+	out, errOut, err := run(t, cmd)
+	if exitCode(err) != 0 || !strings.Contains(out, `"serverVersion"`) {
+		t.Fatalf("rpc status with ZEROCLAW_AUTH_TOKEN: %v\n%s%s", err, out, errOut)
+	}
+	if _, errOut, code := zeroclaw(t, h, "rpc", "status", "--url", url, "--token", token, "--fingerprint", strings.Repeat("0", 64)); code == 0 || !strings.Contains(errOut, "fingerprint") {
+		t.Fatalf("a wrong pin: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := zeroclaw(t, h, "rpc", "status", "--url", url, "--fingerprint", fp); code == 0 || !strings.Contains(errOut, "-32010") {
+		t.Fatalf("no token: exit %d, %s", code, errOut)
+	}
+
+	// A piped chat turn over WSS.
+	chat := command(h, "chat", "--url", url, "--token", token, "--fingerprint", fp)
+	chat.Stdin = strings.NewReader("hello")
+	chat.Env = append(chat.Env, "GORACE=atexit_sleep_ms=0")
+	out, errOut, err = run(t, chat)
+	if exitCode(err) != 0 || strings.TrimSpace(out) != "echo: hello" {
+		t.Fatalf("chat --url: %v\n%q\n%s", err, out, errOut)
+	}
+	if !strings.Contains(d.stderr.String(), "wss:127.0.0.1:") {
+		t.Errorf("no connection logged with a wss: peer label:\n%s", d.stderr.String())
+	}
+
+	// Restarted, the daemon serves the same certificate.
+	d.cmd.Process.Signal(os.Interrupt)
+	if err := d.wait(15 * time.Second); err != nil {
+		t.Fatalf("daemon exit: %v", err)
+	}
+	startDaemon(t, h, nil)
+	if _, again := pairToken(t, h); again != fp {
+		t.Fatalf("fingerprint after restart %s, before %s", again, fp)
+	}
+}
