@@ -45,7 +45,7 @@ type daemonOptions struct {
 	dataDir             string // "" means a fresh temporary one
 }
 
-func startDaemon(t *testing.T, o daemonOptions) *daemon {
+func startDaemon(t testing.TB, o daemonOptions) *daemon {
 	t.Helper()
 	dir := o.dataDir
 	if dir == "" {
@@ -110,7 +110,7 @@ func startDaemon(t *testing.T, o daemonOptions) *daemon {
 	return &daemon{url: "wss://" + ln.Addr().String(), fingerprint: ln.Fingerprint(), pairings: pairings, srv: srv, dataDir: dir}
 }
 
-func (d *daemon) token(t *testing.T, user string) string {
+func (d *daemon) token(t testing.TB, user string) string {
 	t.Helper()
 	tok, err := d.pairings.Create(user)
 	if err != nil {
@@ -119,7 +119,7 @@ func (d *daemon) token(t *testing.T, user string) string {
 	return tok
 }
 
-func (d *daemon) dial(t *testing.T, opts ...client.Option) *client.Client {
+func (d *daemon) dial(t testing.TB, opts ...client.Option) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
