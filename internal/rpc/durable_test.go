@@ -270,7 +270,10 @@ func TestAttachBeyondTheKeptUpdatesIsRefused(t *testing.T) {
 	h := startServerWith(t, Config{}, agentsConfig(), session.Options{Store: st})
 	p := h.peer(t, "")
 	sid := p.newSession(`{"agentAlias":"full","sessionId":"short-log"}`)
+	// Two turns: the log keeps whole runs of what each write stored, so the first
+	// turn's runs are the ones trimmed once the second's are stored.
 	p.must("session/prompt", prompt(sid, "many words so that many chunks stream"))
+	p.must("session/prompt", prompt(sid, "and many more words in a second turn"))
 	_, err := p.call("session/attach", `{"sessionId":"short-log","afterSeq":0}`)
 	var e *rpcError
 	if !errors.As(err, &e) || e.Code != -32602 || e.Data["reason"] != "replay_truncated" || e.Data["oldestSeq"] == nil {

@@ -29,8 +29,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 3 {
-		t.Fatalf("SchemaVersion() = %d, want 3", SchemaVersion())
+	if SchemaVersion() != 4 {
+		t.Fatalf("SchemaVersion() = %d, want 4", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {
@@ -62,7 +62,7 @@ func TestMigratesFromAnEmptyFile(t *testing.T) {
 	if v := userVersion(t, s.w); v != SchemaVersion() {
 		t.Fatalf("user_version = %d, want %d", v, SchemaVersion())
 	}
-	for _, table := range []string{"sessions", "transcript", "turns", "checkpoints", "snapshots", "updates"} {
+	for _, table := range []string{"sessions", "transcript", "turns", "checkpoints", "snapshots", "update_runs", "uploads"} {
 		var n int
 		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil || n != 1 {
 			t.Errorf("table %s: count %d, %v", table, n, err)

@@ -88,3 +88,19 @@ CREATE TABLE uploads (
     size           INTEGER NOT NULL,
     PRIMARY KEY (session_id, sha256)
 ) STRICT, WITHOUT ROWID;
+
+-- +migration 4: the replay log keeps a run of consecutive updates per row
+-- A row per update cost a B-tree insert per session/update; a turn streams thousands
+-- a second. A run is what one group commit wrote for a session: every seq from
+-- first_seq to last_seq, their params joined by "\n" (compact JSON has no raw
+-- newline; an update whose params do is stored as a run of its own, never split).
+CREATE TABLE update_runs (
+    session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    first_seq  INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL,
+    payload    BLOB    NOT NULL,
+    PRIMARY KEY (session_id, last_seq)
+) STRICT, WITHOUT ROWID;
+INSERT INTO update_runs (session_id, first_seq, last_seq, payload)
+    SELECT session_id, seq, seq, payload FROM updates;
+DROP TABLE updates;

@@ -173,7 +173,7 @@ var errInjected = errors.New("injected failure")
 func counts(t testing.TB, s *Store, id string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, table := range []string{"sessions", "transcript", "turns", "checkpoints", "snapshots", "updates"} {
+	for _, table := range []string{"sessions", "transcript", "turns", "checkpoints", "snapshots", "update_runs"} {
 		col := "session_id"
 		if table == "sessions" {
 			col = "id"

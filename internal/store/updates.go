@@ -1,12 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // Update is one stored session/update notification.
@@ -101,49 +101,75 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 	})
 }
 
-// updatesPerInsert rows go in one multi-row INSERT: a statement per row costs a
-// parse and a VM start each, which dominated a batch (3 parameters a row stays far
-// below SQLite's limit of 32,766).
-const updatesPerInsert = 128
+// maxRun bounds the updates of one row of update_runs.
+const maxRun = 1024
 
-// insertUpdates stores one session's updates, skipping seqs already stored, and
-// returns how many it added and the highest seq among them.
+// insertUpdates stores one session's updates as runs of consecutive seqs, skipping
+// seqs at or below the highest already stored (a retried batch, or a late update of
+// an older seq, adds nothing), and returns how many it added and the highest seq.
 func insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string, us []Update) (added, maxSeq int64, err error) {
-	for len(us) > 0 {
-		chunk := us[:min(len(us), updatesPerInsert)]
-		us = us[len(chunk):]
-		var q strings.Builder
-		q.WriteString("INSERT INTO updates (session_id, seq, payload) VALUES ")
-		args := make([]any, 0, 3*len(chunk))
-		for i, u := range chunk {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?)")
-			payload := u.Payload
-			if payload == nil {
-				payload = []byte{} // NOT NULL: an empty payload is still a payload
-			}
-			args = append(args, sessionID, int64(u.Seq), payload)
-			maxSeq = max(maxSeq, int64(u.Seq))
+	var stored sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(last_seq) FROM update_runs WHERE session_id = ?", sessionID).Scan(&stored); err != nil {
+		return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
+	}
+	fresh := make([]Update, 0, len(us))
+	for _, u := range us {
+		if int64(u.Seq) > stored.Int64 && int64(u.Seq) > maxSeq {
+			fresh = append(fresh, u)
+			maxSeq = int64(u.Seq)
 		}
-		q.WriteString(" ON CONFLICT (session_id, seq) DO NOTHING")
-		res, err := tx.ExecContext(ctx, q.String(), args...)
-		if err != nil {
+	}
+	for len(fresh) > 0 {
+		n := runLength(fresh)
+		run := fresh[:n]
+		fresh = fresh[n:]
+		var payload []byte
+		if n == 1 {
+			payload = run[0].Payload
+		} else {
+			size := n - 1
+			for _, u := range run {
+				size += len(u.Payload)
+			}
+			payload = make([]byte, 0, size)
+			for i, u := range run {
+				if i > 0 {
+					payload = append(payload, '\n')
+				}
+				payload = append(payload, u.Payload...)
+			}
+		}
+		if payload == nil {
+			payload = []byte{} // NOT NULL: an empty payload is still a payload
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO update_runs (session_id, first_seq, last_seq, payload) VALUES (?, ?, ?, ?)",
+			sessionID, int64(run[0].Seq), int64(run[n-1].Seq), payload); err != nil {
 			return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
-		}
-		added += n
+		added += int64(n)
 	}
 	return added, maxSeq, nil
 }
 
-// keepNewest counts the added updates, raises the seq mark, and deletes the oldest
-// updates beyond Keep. The count (updates_kept) spares a scan of Keep index
-// entries in every batch: only the excess is visited.
+// runLength is how many of us (increasing seqs) form the next run: consecutive seqs
+// whose payloads hold no newline, at most maxRun. An update with a newline in its
+// payload is a run of its own, so a stored run always splits back exactly.
+func runLength(us []Update) int {
+	if bytes.IndexByte(us[0].Payload, '\n') >= 0 {
+		return 1
+	}
+	n := 1
+	for n < len(us) && n < maxRun && us[n].Seq == us[n-1].Seq+1 && bytes.IndexByte(us[n].Payload, '\n') < 0 {
+		n++
+	}
+	return n
+}
+
+// keepNewest counts the added updates, raises the seq mark, and, once the session
+// keeps more than Keep by some slack (1/16 of Keep), deletes its oldest runs as long
+// as at least Keep updates remain: between Keep and Keep plus a run and the slack are
+// kept, never fewer than Keep. The count (updates_kept) spares reading the log in
+// every batch.
 func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, added, maxSeq int64) error {
 	var kept int64
 	err := tx.QueryRowContext(ctx, `UPDATE sessions SET updates_kept = updates_kept + ?, seq_mark = max(seq_mark, ?)
@@ -151,19 +177,38 @@ func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, ad
 	if err != nil {
 		return fmt.Errorf("store: counting the updates of %s: %w", sessionID, err)
 	}
-	// Trimming waits for some slack (1/16 of Keep) and then deletes it all at once:
-	// a delete per batch costs as much as the batch's inserts. So between Keep and
-	// Keep+Keep/16 updates are kept, never fewer than Keep.
-	excess := kept - int64(s.keep)
-	if excess <= int64(s.keep/16) {
+	keep := int64(s.keep)
+	if kept-keep <= keep/16 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM updates WHERE session_id = ?1
-		AND seq < (SELECT seq FROM updates WHERE session_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2)`,
-		sessionID, excess); err != nil {
+	rows, err := tx.QueryContext(ctx, "SELECT first_seq, last_seq FROM update_runs WHERE session_id = ? ORDER BY last_seq", sessionID)
+	if err != nil {
 		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET updates_kept = ? WHERE id = ?", s.keep, sessionID); err != nil {
+	var cutoff, removed int64
+	for rows.Next() {
+		var first, last int64
+		if err := rows.Scan(&first, &last); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
+		}
+		if kept-removed-(last-first+1) < keep {
+			break
+		}
+		removed += last - first + 1
+		cutoff = last
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
+	}
+	if removed == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM update_runs WHERE session_id = ? AND last_seq <= ?", sessionID, cutoff); err != nil {
+		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET updates_kept = ? WHERE id = ?", kept-removed, sessionID); err != nil {
 		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
 	}
 	return nil
@@ -186,25 +231,37 @@ func (s *Store) Updates(ctx context.Context, sessionID string, afterSeq uint64, 
 			return err
 		}
 		var min sql.NullInt64
-		if err := tx.QueryRowContext(ctx, "SELECT min(seq) FROM updates WHERE session_id = ?", sessionID).Scan(&min); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT min(first_seq) FROM update_runs WHERE session_id = ?", sessionID).Scan(&min); err != nil {
 			return fmt.Errorf("store: reading the updates of %s: %w", sessionID, err)
 		}
 		oldest = min.Int64
-		rows, err := tx.QueryContext(ctx, "SELECT seq, payload FROM updates WHERE session_id = ? AND seq > ? ORDER BY seq",
+		rows, err := tx.QueryContext(ctx, "SELECT first_seq, last_seq, payload FROM update_runs WHERE session_id = ? AND last_seq > ? ORDER BY last_seq",
 			sessionID, after)
 		if err != nil {
 			return fmt.Errorf("store: reading the updates of %s: %w", sessionID, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
-			u := Update{SessionID: sessionID}
-			var seq int64
-			if err := rows.Scan(&seq, &u.Payload); err != nil {
+			var first, last int64
+			var payload []byte
+			if err := rows.Scan(&first, &last, &payload); err != nil {
 				return fmt.Errorf("store: reading the updates of %s: %w", sessionID, err)
 			}
-			u.Seq = uint64(seq)
-			if err := fn(u); err != nil {
-				return err
+			parts := [][]byte{payload}
+			if last > first {
+				parts = bytes.Split(payload, []byte{'\n'})
+			}
+			if int64(len(parts)) != last-first+1 {
+				return fmt.Errorf("store: the stored run %d-%d of %s holds %d updates", first, last, sessionID, len(parts))
+			}
+			for i, p := range parts {
+				seq := first + int64(i)
+				if seq <= after {
+					continue
+				}
+				if err := fn(Update{SessionID: sessionID, Seq: uint64(seq), Payload: p}); err != nil {
+					return err
+				}
 			}
 		}
 		return rows.Err()

@@ -64,6 +64,8 @@ func TestSeqMarkOnlyGrowsAndSurvivesReopening(t *testing.T) {
 }
 
 func TestAppendUpdatesKeepsTheNewestPerSession(t *testing.T) {
+	// Keep 5: a batch is stored as one run per session, and trimming drops whole runs
+	// from the oldest as long as at least 5 updates remain.
 	s := open(t, Options{Keep: 5})
 	create(t, s, "s1")
 	create(t, s, "s2")
@@ -74,24 +76,60 @@ func TestAppendUpdatesKeepsTheNewestPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	seqs, oldest := replay(t, s, "s1", 0)
-	if fmt.Sprint(seqs) != "[5 6 7 8 9]" || oldest != 5 {
-		t.Errorf("s1 keeps %v (oldest %d), want [5 6 7 8 9] (5)", seqs, oldest)
+	if fmt.Sprint(seqs) != "[4 5 6 7 8 9]" || oldest != 4 {
+		t.Errorf("s1 keeps %v (oldest %d), want [4 5 6 7 8 9] (4): the run 1-3 goes, 4-9 stays whole", seqs, oldest)
 	}
 	seqs, oldest = replay(t, s, "s2", 0)
 	if fmt.Sprint(seqs) != "[1 2]" || oldest != 1 {
 		t.Errorf("s2 keeps %v (oldest %d), want [1 2] (1)", seqs, oldest)
 	}
-	// A later batch with a gap (seqs reserved before a restart and never used).
+	// A later batch with a gap (seqs reserved before a restart and never used): the
+	// run 4-9 stays, since dropping it would leave fewer than 5.
 	if err := s.AppendUpdates(ctx, updates("s1", 300, 302)); err != nil {
 		t.Fatal(err)
 	}
-	if seqs, oldest := replay(t, s, "s1", 0); fmt.Sprint(seqs) != "[8 9 300 301 302]" || oldest != 8 {
+	if seqs, oldest := replay(t, s, "s1", 0); fmt.Sprint(seqs) != "[4 5 6 7 8 9 300 301 302]" || oldest != 4 {
 		t.Errorf("after the gap: %v (oldest %d)", seqs, oldest)
+	}
+	for _, batch := range [][]Update{updates("s1", 303, 304), updates("s1", 305, 306)} {
+		if err := s.AppendUpdates(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seqs, oldest := replay(t, s, "s1", 0); fmt.Sprint(seqs) != "[300 301 302 303 304 305 306]" || oldest != 300 {
+		t.Errorf("after more runs: %v (oldest %d)", seqs, oldest)
 	}
 	var kept int
 	s.r.QueryRowContext(ctx, "SELECT updates_kept FROM sessions WHERE id = 's1'").Scan(&kept)
-	if kept != 5 {
-		t.Errorf("updates_kept = %d, want 5", kept)
+	if kept != 7 {
+		t.Errorf("updates_kept = %d, want 7", kept)
+	}
+}
+
+func TestRunsSplitBackExactlyAndNewlinesStayWhole(t *testing.T) {
+	s := open(t)
+	create(t, s, "s1")
+	batch := []Update{
+		{SessionID: "s1", Seq: 1, Payload: []byte(`{"a":1}`)},
+		{SessionID: "s1", Seq: 2, Payload: []byte("{\n\"b\":2}")}, // a raw newline: a run of its own
+		{SessionID: "s1", Seq: 3, Payload: []byte{}},
+		{SessionID: "s1", Seq: 4, Payload: []byte(`{"d":4}`)},
+		{SessionID: "s1", Seq: 6, Payload: []byte(`{"f":6}`)}, // a gap starts a new run
+	}
+	if err := s.AppendUpdates(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	var got []Update
+	if _, err := s.Updates(ctx, "s1", 0, func(u Update) error { got = append(got, u); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(batch) {
+		t.Fatalf("replayed %d updates, want %d", len(got), len(batch))
+	}
+	for i := range batch {
+		if got[i].Seq != batch[i].Seq || string(got[i].Payload) != string(batch[i].Payload) {
+			t.Errorf("update %d = %d %q, want %d %q", i, got[i].Seq, got[i].Payload, batch[i].Seq, batch[i].Payload)
+		}
 	}
 }
 
@@ -122,8 +160,10 @@ func TestUpdatesStreamsAfterASeq(t *testing.T) {
 	s := open(t, Options{Keep: 10})
 	create(t, s, "s1")
 	create(t, s, "empty")
-	if err := s.AppendUpdates(ctx, updates("s1", 1, 15)); err != nil { // keeps 6-15
-		t.Fatal(err)
+	for _, batch := range [][]Update{updates("s1", 1, 5), updates("s1", 6, 10), updates("s1", 11, 15)} {
+		if err := s.AppendUpdates(ctx, batch); err != nil { // three runs; 6-15 stay
+			t.Fatal(err)
+		}
 	}
 	for _, tc := range []struct {
 		after      uint64
