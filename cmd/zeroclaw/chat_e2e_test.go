@@ -284,3 +284,27 @@ func TestChatResumeReplaysExactlyTheMissedUpdates(t *testing.T) {
 		t.Fatalf("updates shown more than once:\n%s", out)
 	}
 }
+
+func TestChatInATerminalCancelsWithTypedCancelDuringATurn(t *testing.T) {
+	h := home(t)
+	startDaemon(t, h, nil)
+	p := startPTY(t, h)
+	p.waitFor("connected to", 1)
+	p.typeLine(`/tool shell {"command":"sleep 30"}`)
+	p.waitFor("[y] allow once, [a] always, [n] reject", 1)
+	p.typeLine("y")
+	p.waitFor("⚙ shell", 1)
+	time.Sleep(300 * time.Millisecond)
+	p.typeLine("typed ahead")
+	p.waitFor("queued after this turn", 1)
+	p.typeLine("/cancel")
+	p.waitFor("[cancelled]", 1)
+	// What was typed during the turn runs next, then the prompt reads again.
+	p.waitFor("echo: typed ahead", 1)
+	p.typeLine("after the cancel")
+	p.waitFor("echo: after the cancel", 1)
+	p.typeLine("/quit")
+	if err := p.exit(); err != nil {
+		t.Fatalf("chat exit: %v", err)
+	}
+}

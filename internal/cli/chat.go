@@ -51,7 +51,8 @@ starts an ephemeral one (zeroclaw daemon --ephemeral, same environment; its log 
 In a terminal: type a prompt; the reply streams as it arrives (thoughts dimmed, tool
 calls and results on one line each). Approvals are asked inline (y = allow once,
 a = always for this tool in this session, n = reject); questions of the ask_user tool
-show their choices as a numbered menu. Ctrl-C cancels the running turn, a second
+show their choices as a numbered menu. Ctrl-C or /cancel (typed while the reply
+streams) cancels the running turn; other lines typed meanwhile run after it; a second
 Ctrl-C leaves. Commands: /attach FILE, /cancel, /sessions, /resume ID, /help, /quit.
 History is kept in <data dir>/chat_history.
 
@@ -148,6 +149,7 @@ type chat struct {
 	// Interactive only.
 	line        *liner.State
 	term        sync.Mutex // one writer or question on the terminal at a time
+	typedAhead  []string   // lines typed while a turn ran; only turn's watcher adds, after it the loop takes
 	midLine     bool       // the last output did not end a line
 	attachments []client.FileEntry
 	answered    map[string]bool // approval requests this client answered
@@ -266,7 +268,14 @@ func (ch *chat) interactive(s *client.Session) error {
 	ch.printf("%sconnected to %s: session %s (agent %s%s). /help for help.%s\n", faint, ch.c.Endpoint(), s.SessionID, s.AgentAlias, resumed, reset)
 	aborted := false
 	for {
-		text, err := ch.line.Prompt("> ")
+		var text string
+		var err error
+		if len(ch.typedAhead) > 0 { // lines typed during the last turn, in order
+			text, ch.typedAhead = ch.typedAhead[0], ch.typedAhead[1:]
+			ch.printf("> %s\n", text)
+		} else {
+			text, err = ch.line.Prompt("> ")
+		}
 		switch {
 		case errors.Is(err, liner.ErrPromptAborted):
 			if aborted {
@@ -313,6 +322,29 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	go func() {
 		r, err := ch.c.Prompt(ctx, ch.sid, text, attachments, ch.render)
 		done <- answer{r, err}
+	}()
+	// Lines typed while the turn streams: /cancel cancels it.
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		ch.watchTyped(watchCtx, func(line string) {
+			switch line {
+			case "":
+			case "/cancel":
+				ch.endLine()
+				ch.printf("%scancelling…%s\n", faint, reset)
+				go ch.c.Cancel(ctx, ch.sid)
+			default: // typed ahead: it runs when this turn is over
+				ch.typedAhead = append(ch.typedAhead, line)
+				ch.endLine()
+				ch.printf("%s(queued after this turn; /cancel or Ctrl-C stops the turn)%s\n", faint, reset)
+			}
+		})
+	}()
+	defer func() {
+		stopWatching()
+		<-watching // no read may outlive the turn: the next prompt's input is liner's
 	}()
 	interrupts := 0
 	for {
