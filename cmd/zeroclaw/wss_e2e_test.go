@@ -3,12 +3,15 @@
 package main
 
 import (
+	"context"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
 )
 
 // freePort returns a TCP port nothing listens on at the moment.
@@ -89,5 +92,36 @@ func TestRemoteClientsOverWSSOfTheBuiltDaemon(t *testing.T) {
 	startDaemon(t, h, nil)
 	if _, again := pairToken(t, h); again != fp {
 		t.Fatalf("fingerprint after restart %s, before %s", again, fp)
+	}
+}
+
+// TestEphemeralDaemonCountsWSSClients: a WSS client keeps an ephemeral daemon alive
+// like a local one, and its leaving starts the grace like a local one's.
+func TestEphemeralDaemonCountsWSSClients(t *testing.T) {
+	h := home(t)
+	port := freePort(t)
+	writeConfig(t, h, "[wss]\nenabled = true\nport = "+strconv.Itoa(port)+"\n")
+	d := startDaemon(t, h, nil, "--ephemeral")
+	local := dial(t, d.socket) // held, so the daemon stays while the test sets up
+	local.initialize()
+	token, fp := pairToken(t, h)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	remote, err := client.Dial(ctx, "wss://127.0.0.1:"+strconv.Itoa(port), client.WithToken(token), client.WithFingerprint(fp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	local.conn.Close()
+	time.Sleep(2500 * time.Millisecond) // past the grace: only the WSS client remains
+	if !d.running() {
+		t.Fatal("the ephemeral daemon exited while a WSS client was connected")
+	}
+	remote.Close()
+	if err := d.wait(15 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
 	}
 }
