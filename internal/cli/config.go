@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json/jsontext"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
 )
 
 func configCmd() *cobra.Command {
@@ -23,10 +26,10 @@ agents.default.model, users.example.uid. Secrets are shown as "***".`,
 		Short: "Print one property as JSON, or the whole configuration",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withDaemon(configDir, func(c *rpcClient) error {
+			return withClient(configDir, remoteFlags{}, func(ctx context.Context, c *client.Client) error {
 				if len(args) == 0 {
 					var all jsontext.Value
-					if err := c.call("config/get", map[string]any{}, &all); err != nil {
+					if err := c.Call(ctx, "config/get", map[string]any{}, &all); err != nil {
 						return err
 					}
 					return printJSON(cmd, all, true)
@@ -34,7 +37,7 @@ agents.default.model, users.example.uid. Secrets are shown as "***".`,
 				var res struct {
 					Value jsontext.Value `json:"value"`
 				}
-				if err := c.call("config/get", map[string]any{"prop": args[0]}, &res); err != nil {
+				if err := c.Call(ctx, "config/get", map[string]any{"prop": args[0]}, &res); err != nil {
 					return err
 				}
 				return printJSON(cmd, res.Value, false)
@@ -50,8 +53,8 @@ works without quotes.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			value := jsonArg(args[1])
-			return withDaemon(configDir, func(c *rpcClient) error {
-				if err := c.call("config/set", map[string]any{"prop": args[0], "value": value}, nil); err != nil {
+			return withClient(configDir, remoteFlags{}, func(ctx context.Context, c *client.Client) error {
+				if err := c.Call(ctx, "config/set", map[string]any{"prop": args[0], "value": value}, nil); err != nil {
 					return err
 				}
 				_, err := fmt.Fprintf(cmd.OutOrStdout(), "set %s\n", args[0])

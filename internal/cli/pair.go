@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
 )
 
 func pairCmd() *cobra.Command {
@@ -25,14 +28,14 @@ USER and closes the connections they opened.`,
 			case list && (user != "" || revoke != ""), user != "" && revoke != "":
 				return fmt.Errorf("--user, --list and --revoke do not combine")
 			case list:
-				return withDaemon(configDir, func(c *rpcClient) error {
+				return withClient(configDir, remoteFlags{}, func(ctx context.Context, c *client.Client) error {
 					var res struct {
 						Pairings []struct {
 							User      *string `json:"user"`
 							CreatedAt string  `json:"createdAt"`
 						} `json:"pairings"`
 					}
-					if err := c.call("pairing/list", map[string]any{}, &res); err != nil {
+					if err := c.Call(ctx, "pairing/list", map[string]any{}, &res); err != nil {
 						return err
 					}
 					if len(res.Pairings) == 0 {
@@ -47,11 +50,11 @@ USER and closes the connections they opened.`,
 					return tw.Flush()
 				})
 			case revoke != "":
-				return withDaemon(configDir, func(c *rpcClient) error {
+				return withClient(configDir, remoteFlags{}, func(ctx context.Context, c *client.Client) error {
 					var res struct {
 						Revoked bool `json:"revoked"`
 					}
-					if err := c.call("pairing/revoke", map[string]any{"user": revoke}, &res); err != nil {
+					if err := c.Call(ctx, "pairing/revoke", map[string]any{"user": revoke}, &res); err != nil {
 						return err
 					}
 					msg := "revoked the pairing tokens of " + revoke
@@ -62,7 +65,7 @@ USER and closes the connections they opened.`,
 					return err
 				})
 			}
-			return withDaemon(configDir, func(c *rpcClient) error {
+			return withClient(configDir, remoteFlags{}, func(ctx context.Context, c *client.Client) error {
 				params := map[string]any{}
 				if user != "" {
 					params["user"] = user
@@ -72,7 +75,7 @@ USER and closes the connections they opened.`,
 					User        *string `json:"user"`
 					Fingerprint string  `json:"fingerprint"`
 				}
-				if err := c.call("pairing/create", params, &res); err != nil {
+				if err := c.Call(ctx, "pairing/create", params, &res); err != nil {
 					return err
 				}
 				fmt.Fprintf(out, "Pairing token for %s. It is shown only this once; the daemon keeps only its hash.\n", userLabel(res.User))

@@ -6,6 +6,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -72,29 +73,43 @@ func rpcErrorLine(method string, e *client.Error) error {
 	return fmt.Errorf("%s failed: %s", method, b)
 }
 
+// callTimeout bounds one client command: connect, initialize and its call.
+const callTimeout = 60 * time.Second
+
 // withClient runs fn on a fresh, initialized connection to the running daemon of
-// configDir, or to the remote one the flags name; it never starts one.
+// configDir, or to the remote one the flags name; it never starts one. ctx bounds
+// the whole command (callTimeout).
 func withClient(configDir string, remote remoteFlags, fn func(ctx context.Context, c *client.Client) error) error {
-	addr := remote.url
-	opts := append(remote.options(), client.WithClientInfo("zeroclaw-cli", "0.8.6"))
-	if !remote.remote() {
-		dirs, err := endpoint.ResolveDirs(configDir, nil)
-		if err != nil {
-			return err
-		}
-		addr = endpoint.Address(dirs, nil)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	c, err := client.Dial(ctx, addr, opts...)
+	c, err := connect(ctx, configDir, remote)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		return err
-	}
 	return fn(ctx, c)
+}
+
+// connect dials and initializes; ctx bounds only that.
+func connect(ctx context.Context, configDir string, remote remoteFlags, opts ...client.Option) (*client.Client, error) {
+	addr := remote.url
+	opts = append(append(remote.options(), opts...), client.WithClientInfo("zeroclaw-cli", "0.8.6"))
+	if !remote.remote() {
+		dirs, err := endpoint.ResolveDirs(configDir, nil)
+		if err != nil {
+			return nil, err
+		}
+		addr = endpoint.Address(dirs, nil)
+	}
+	c, err := client.Dial(ctx, addr, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Initialize(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // jsonLine encodes v as one compact JSON line.
