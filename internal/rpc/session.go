@@ -29,13 +29,22 @@ type sessionRef struct {
 	SessionID string `json:"sessionId"`
 }
 
-// lookup decodes params into p (which embeds a sessionId) and finds the session.
-func (c *connState) lookup(params jsontext.Value, p any, id *string) (*session.Session, error) {
+// decodeSession decodes params into p, whose sessionId field id points to, and
+// requires the sessionId.
+func decodeSession(params jsontext.Value, p any, id *string) error {
 	if err := jsonrpc.DecodeParams(params, p); err != nil {
-		return nil, err
+		return err
 	}
 	if *id == "" {
-		return nil, missing("sessionId")
+		return missing("sessionId")
+	}
+	return nil
+}
+
+// lookup decodes params as decodeSession does and finds the live session.
+func (c *connState) lookup(params jsontext.Value, p any, id *string) (*session.Session, error) {
+	if err := decodeSession(params, p, id); err != nil {
+		return nil, err
 	}
 	return c.srv.cfg.Sessions.Get(*id, c.caller())
 }
@@ -88,11 +97,8 @@ type promptParams struct {
 
 func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p promptParams
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, missing("sessionId")
 	}
 	sess, err := s.cfg.Sessions.Obtain(p.SessionID, c.caller()) // restores a durable session
 	if err != nil {
@@ -161,11 +167,8 @@ type closeResult struct {
 
 func (s *Server) sessionClose(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p sessionRef
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, missing("sessionId")
 	}
 	if err := s.cfg.Sessions.Close(p.SessionID, c.caller()); err != nil {
 		return nil, err
@@ -188,11 +191,8 @@ type attachResult struct {
 // and replays the stored updates after afterSeq first (SPEC §14).
 func (s *Server) sessionAttach(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p attachParams
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, missing("sessionId")
 	}
 	sess, err := s.cfg.Sessions.Obtain(p.SessionID, c.caller())
 	if err != nil {
@@ -212,7 +212,7 @@ type killResult struct {
 
 func (s *Server) sessionKill(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p sessionRef
-	if err := decodeRef(params, &p); err != nil {
+	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	if err := s.cfg.Sessions.Kill(p.SessionID, c.caller()); err != nil {
@@ -228,23 +228,13 @@ type deleteResult struct {
 
 func (s *Server) sessionDelete(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p sessionRef
-	if err := decodeRef(params, &p); err != nil {
+	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	if err := s.cfg.Sessions.Delete(p.SessionID, c.caller()); err != nil {
 		return nil, err
 	}
 	return deleteResult{SessionID: p.SessionID, Deleted: true}, nil
-}
-
-func decodeRef(params jsontext.Value, p *sessionRef) error {
-	if err := jsonrpc.DecodeParams(params, p); err != nil {
-		return err
-	}
-	if p.SessionID == "" {
-		return missing("sessionId")
-	}
-	return nil
 }
 
 type listParams struct {
@@ -290,11 +280,8 @@ type messagesResult struct {
 
 func (s *Server) sessionMessages(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p messagesParams
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, missing("sessionId")
 	}
 	limit, before := 100, -1
 	if p.Limit != nil {

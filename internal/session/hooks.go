@@ -11,8 +11,6 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
-func timeAfter(d time.Duration) *time.Timer { return time.NewTimer(d) }
-
 // hooks connect a running turn to its session: model output and tool activity
 // become updates, approvals and questions go to the attached clients.
 type hooks struct {
@@ -90,7 +88,7 @@ func (h *hooks) Approve(ctx context.Context, call provider.ToolCall) (bool, stri
 	u.TimeoutSecs = int(timeout / time.Second)
 	s.publish(u)
 
-	timer := timeAfter(timeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var ok bool
 	var reason string

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"sync"
@@ -216,7 +217,7 @@ func workspaceFor(a *Agent, p NewParams) (string, error) {
 	bad := func(why string) error {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cwd "+why, map[string]any{"param": "cwd"})
 	}
-	if !filepathIsAbs(p.Cwd) {
+	if !filepath.IsAbs(p.Cwd) {
 		return "", bad("must be an absolute path")
 	}
 	fi, err := os.Stat(p.Cwd)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
@@ -204,7 +205,7 @@ func (s *Session) enqueue(ctx context.Context) error {
 		s.waiting--
 		s.mu.Unlock()
 	}()
-	timer := timeAfter(s.mgr.opts.QueueWait)
+	timer := time.NewTimer(s.mgr.opts.QueueWait)
 	defer timer.Stop()
 	select {
 	case s.slot <- struct{}{}:
@@ -326,8 +327,6 @@ func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
-
-func filepathIsAbs(p string) bool { return filepath.IsAbs(p) }
 
 // AttachAfter attaches sub. With afterSeq, sub first receives every stored update
 // with a later seq, as ordinary notifications; publishing waits meanwhile, so the
