@@ -156,7 +156,7 @@ func (s *Server) fileAttach(ctx context.Context, c *connState, params jsontext.V
 
 // withIndex adds the zero-based index of the offending file to an error's data.
 func withIndex(err error, i int) error {
-	e, ok := err.(*jsonrpc.Error)
+	e, ok := toWire(err).(*jsonrpc.Error)
 	if !ok {
 		return err
 	}

@@ -297,7 +297,8 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			return nil, err
 		}
 	}
-	return m(ctx, c, req.Params)
+	result, err := m(ctx, c, req.Params)
+	return result, toWire(err)
 }
 
 // caller is the connection's principal as the session layer sees it.

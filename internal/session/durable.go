@@ -7,25 +7,10 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
-	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 // errNoSuchSession: neither live nor stored.
 var errNoSuchSession = errors.New("no such session")
-
-func internalError() error {
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: session storage failed; see the daemon's log", nil)
-}
-
-func killedError(id string) error {
-	return jsonrpc.NewError(jsonrpc.CodeSessionNotFound, "session was killed: "+id,
-		map[string]any{"sessionId": id, "reason": "killed"})
-}
-
-func takenError(id string) error {
-	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "session id is taken: "+id,
-		map[string]any{"param": "sessionId", "reason": "session_id_taken"})
-}
 
 // obtain returns the live session id or restores it from the store (SPEC §9):
 // an interrupted turn is recovered first, the model context is rebuilt from the
@@ -35,7 +20,7 @@ func takenError(id string) error {
 func (m *Manager) obtain(id string, c Caller, forNew bool) (*Session, error) {
 	foreign := func() error {
 		if forNew {
-			return takenError(id)
+			return errTaken(id)
 		}
 		return errNotFound(id)
 	}
@@ -56,35 +41,35 @@ func (m *Manager) obtain(id string, c Caller, forNew bool) (*Session, error) {
 		return nil, errNoSuchSession
 	case err != nil:
 		m.log.Error("reading a session row", "session", id, "err", err)
-		return nil, internalError()
+		return nil, errStorage(err)
 	case !c.Admin && row.Owner != c.Principal:
 		return nil, foreign()
 	case row.KilledAt != nil:
-		return nil, killedError(id)
+		return nil, errKilled(id)
 	case row.Surface != store.SurfaceRPC:
 		// Another interaction surface's row: left untouched for its own recovery.
 		return nil, foreign()
 	}
 	agent, ok := m.catalog.Load().Agent(row.Agent)
 	if !ok {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-			fmt.Sprintf("session %s belongs to agent %q, which is no longer configured", id, row.Agent),
-			map[string]any{"reason": "unknown_agent", "agentAlias": row.Agent})
+		return nil, &Error{Kind: Invalid,
+			Msg:     fmt.Sprintf("session %s belongs to agent %q, which is no longer configured", id, row.Agent),
+			Details: map[string]any{"reason": "unknown_agent", "agentAlias": row.Agent}}
 	}
 	recovered, err := m.st.Recover(ctx, id)
 	if err != nil {
 		m.log.Error("recovering a session", "session", id, "err", err)
-		return nil, internalError()
+		return nil, errStorage(err)
 	}
 	history, err := m.st.Context(ctx, id)
 	if err != nil {
 		m.log.Error("rebuilding a session's model context", "session", id, "err", err)
-		return nil, internalError()
+		return nil, errStorage(err)
 	}
 	mark, err := m.st.SeqMark(ctx, id)
 	if err != nil {
 		m.log.Error("reading a session's seq mark", "session", id, "err", err)
-		return nil, internalError()
+		return nil, errStorage(err)
 	}
 
 	m.mu.Lock()
@@ -93,8 +78,7 @@ func (m *Manager) obtain(id string, c Caller, forNew bool) (*Session, error) {
 		return s, nil
 	}
 	if len(m.sessions) >= m.opts.MaxSessions {
-		return nil, jsonrpc.NewError(jsonrpc.CodeSessionLimit, "session limit reached",
-			map[string]any{"limit": m.opts.MaxSessions})
+		return nil, errLimit(m.opts.MaxSessions)
 	}
 	s := newSession(m, id, row.Owner, agent, row.Workspace)
 	s.context, s.seq, s.reserved = history, mark, mark
@@ -144,7 +128,7 @@ func (m *Manager) retire(id string, c Caller, op string, step func(context.Conte
 			return errNotFound(id)
 		case err != nil:
 			m.log.Error("reading a session row", "session", id, "err", err)
-			return internalError()
+			return errStorage(err)
 		case !c.Admin && row.Owner != c.Principal:
 			return errNotFound(id)
 		}
@@ -154,7 +138,7 @@ func (m *Manager) retire(id string, c Caller, op string, step func(context.Conte
 			return errNotFound(id)
 		}
 		m.log.Error("session "+op+" failed in storage", "session", id, "err", err, "liveKept", isLive && !running)
-		return internalError()
+		return errStorage(err)
 	}
 	if isLive && !running {
 		m.mu.Lock()
@@ -185,11 +169,11 @@ func (m *Manager) ListDurable(c Caller, limit int, cursor string) ([]ListEntry, 
 	}
 	rows, next, err := m.st.ListSessions(context.Background(), owner, limit, cursor)
 	if errors.Is(err, store.ErrBadCursor) {
-		return nil, "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor", map[string]any{"param": "cursor"})
+		return nil, "", errParam("cursor", "", "invalid params: unknown cursor")
 	}
 	if err != nil {
 		m.log.Error("listing sessions", "err", err)
-		return nil, "", internalError()
+		return nil, "", errStorage(err)
 	}
 	out := make([]ListEntry, 0, len(rows))
 	for _, r := range rows {
@@ -236,7 +220,7 @@ func (m *Manager) Messages(id string, c Caller, limit, before int) ([]Message, i
 	rows, total, err := m.st.Messages(context.Background(), id, limit, before)
 	if err != nil {
 		m.log.Error("reading a transcript", "session", id, "err", err)
-		return nil, 0, internalError()
+		return nil, 0, errStorage(err)
 	}
 	out := make([]Message, len(rows))
 	for i, r := range rows {
@@ -264,7 +248,7 @@ func (m *Manager) visible(id string, c Caller) error {
 		return errNotFound(id)
 	case err != nil:
 		m.log.Error("reading a session row", "session", id, "err", err)
-		return internalError()
+		return errStorage(err)
 	case !c.Admin && row.Owner != c.Principal:
 		return errNotFound(id)
 	}

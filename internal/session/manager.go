@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
-	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 // Limits of SPEC §7 and §9.
@@ -108,12 +107,6 @@ type NewParams struct {
 	KeepSiblings bool
 }
 
-// ErrNotFound answers a session that does not exist or that the caller may not see:
-// the two are indistinguishable on purpose.
-func errNotFound(id string) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeSessionNotFound, "session not found: "+id, map[string]any{"sessionId": id})
-}
-
 var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // New creates a session or, for a live id the caller owns, attaches the caller to it
@@ -121,17 +114,15 @@ var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 // are closed first.
 func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 	if p.AgentAlias == "" {
-		return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: agentAlias is required", map[string]any{"param": "agentAlias"})
+		return nil, false, errParam("agentAlias", "", "invalid params: agentAlias is required")
 	}
 	agent, ok := m.catalog.Load().Agent(p.AgentAlias)
 	if !ok {
-		return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown agent %q", p.AgentAlias),
-			map[string]any{"param": "agentAlias", "reason": "unknown_agent"})
+		return nil, false, errParam("agentAlias", "unknown_agent", fmt.Sprintf("unknown agent %q", p.AgentAlias))
 	}
 	if p.SessionID != "" && !sessionIDPattern.MatchString(p.SessionID) {
-		return nil, false, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-			"invalid params: sessionId must be 1-128 characters of letters, digits, '.', '_', ':' and '-'",
-			map[string]any{"param": "sessionId"})
+		return nil, false, errParam("sessionId", "",
+			"invalid params: sessionId must be 1-128 characters of letters, digits, '.', '_', ':' and '-'")
 	}
 	workspace, err := workspaceFor(agent, p)
 	if err != nil {
@@ -166,8 +157,7 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 			m.sessions[s.ID] = s
 		}
 		m.mu.Unlock()
-		return nil, false, jsonrpc.NewError(jsonrpc.CodeSessionLimit, "session limit reached",
-			map[string]any{"limit": m.opts.MaxSessions})
+		return nil, false, errLimit(m.opts.MaxSessions)
 	}
 	id := p.SessionID
 	if id == "" {
@@ -191,7 +181,7 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 			return m.New(p)
 		}
 		m.log.Error("creating a session row", "session", id, "err", err)
-		return nil, false, internalError()
+		return nil, false, errStorage(err)
 	}
 
 	for _, e := range evicted {
@@ -215,7 +205,7 @@ func workspaceFor(a *Agent, p NewParams) (string, error) {
 		return a.Workspace, nil
 	}
 	bad := func(why string) error {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cwd "+why, map[string]any{"param": "cwd"})
+		return errParam("cwd", "", "invalid params: cwd "+why)
 	}
 	if !filepath.IsAbs(p.Cwd) {
 		return "", bad("must be an absolute path")

@@ -12,7 +12,6 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
-	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 // Session is one live agent session.
@@ -121,10 +120,6 @@ type Usage struct {
 	OutputTokens int `json:"outputTokens"`
 }
 
-func busy(why string) error {
-	return jsonrpc.NewError(jsonrpc.CodeSessionBusy, "session busy: "+why, nil)
-}
-
 // Prompt runs one turn once the turns before it are done. It waits at most QueueWait
 // behind at most MaxQueued others. The turn runs on its own: if ctx ends (the
 // prompting connection closed) Prompt returns, and the turn goes on for the session's
@@ -196,7 +191,7 @@ func (s *Session) enqueue(ctx context.Context) error {
 	}
 	if s.waiting >= s.mgr.opts.MaxQueued {
 		s.mu.Unlock()
-		return busy(fmt.Sprintf("%d prompts are already waiting", s.mgr.opts.MaxQueued))
+		return errBusy("%d prompts are already waiting", s.mgr.opts.MaxQueued)
 	}
 	s.waiting++
 	s.mu.Unlock()
@@ -211,7 +206,7 @@ func (s *Session) enqueue(ctx context.Context) error {
 	case s.slot <- struct{}{}:
 		return nil
 	case <-timer.C:
-		return busy(fmt.Sprintf("the running turn did not finish within %s", s.mgr.opts.QueueWait))
+		return errBusy("the running turn did not finish within %s", s.mgr.opts.QueueWait)
 	case <-s.done:
 		return errNotFound(s.ID)
 	case <-ctx.Done():
@@ -242,9 +237,8 @@ func (s *Session) Approve(requestID, decision string) (bool, error) {
 	switch decision {
 	case AllowOnce, AllowAlways, RejectOnce:
 	default:
-		return false, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-			fmt.Sprintf("invalid params: decision %q: want allow_once, allow_always or reject_once", decision),
-			map[string]any{"param": "decision"})
+		return false, errParam("decision", "",
+			fmt.Sprintf("invalid params: decision %q: want allow_once, allow_always or reject_once", decision))
 	}
 	s.mu.Lock()
 	ch, ok := s.approvals[requestID]
@@ -348,14 +342,14 @@ func (s *Session) AttachAfter(sub Subscriber, afterSeq *uint64) (uint64, int, er
 	})
 	if err != nil {
 		s.mgr.log.Error("reading the replay log", "session", s.ID, "err", err)
-		return 0, 0, internalError()
+		return 0, 0, errStorage(err)
 	}
 	if oldest == 0 || *afterSeq+1 < oldest {
 		if oldest == 0 {
 			oldest = s.seq + 1
 		}
-		return 0, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "the updates after that seq are no longer kept",
-			map[string]any{"reason": "replay_truncated", "oldestSeq": oldest})
+		return 0, 0, &Error{Kind: Invalid, Msg: "the updates after that seq are no longer kept",
+			Details: map[string]any{"reason": "replay_truncated", "oldestSeq": oldest}}
 	}
 	for i, u := range stored {
 		if err := sub.Deliver(u.Payload); err != nil {

@@ -1,0 +1,37 @@
+package rpc
+
+import (
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// sessionCodes maps the kinds of session errors to the codes of SPEC §12.
+var sessionCodes = map[session.Kind]int64{
+	session.Invalid:  jsonrpc.CodeInvalidParams,
+	session.NotFound: jsonrpc.CodeSessionNotFound,
+	session.Limit:    jsonrpc.CodeSessionLimit,
+	session.Busy:     jsonrpc.CodeSessionBusy,
+	session.Storage:  jsonrpc.CodeInternalError,
+}
+
+// toWire is the one place where the domain errors of the packages below rpc become
+// JSON-RPC errors: code, message and data. A *jsonrpc.Error passes as it is; an
+// error of no known kind stays as it is, which jsonrpc answers with -32603 (and
+// logs).
+func toWire(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := session.AsError(err); ok {
+		code, known := sessionCodes[e.Kind]
+		if !known {
+			code = jsonrpc.CodeInternalError
+		}
+		var data any
+		if len(e.Details) > 0 {
+			data = e.Details
+		}
+		return jsonrpc.NewError(code, e.Msg, data)
+	}
+	return err
+}
