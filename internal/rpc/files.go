@@ -59,7 +59,7 @@ func (c *connState) uploadTarget(ctx context.Context, id string) (*session.Sessi
 	if id == "" {
 		return nil, missing("session_id")
 	}
-	sess, err := c.srv.cfg.Sessions.Obtain(id, c.caller())
+	sess, err := c.srv.cfg.Sessions.Obtain(ctx, id, c.caller())
 	if err != nil {
 		return nil, err
 	}

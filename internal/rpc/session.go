@@ -76,7 +76,7 @@ func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.V
 	if p.AgentAlias != "" && !authorityFrom(ctx).MayUseAgent(p.AgentAlias) {
 		return nil, agentForbidden(p.AgentAlias)
 	}
-	sess, resumed, err := s.cfg.Sessions.New(session.NewParams{
+	sess, resumed, err := s.cfg.Sessions.New(ctx, session.NewParams{
 		Caller: c.caller(), Subscriber: c, AgentAlias: p.AgentAlias, Cwd: p.Cwd,
 		SessionID: p.SessionID, KeepSiblings: p.KeepSiblings,
 	})
@@ -85,7 +85,7 @@ func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.V
 	}
 	return newResult{
 		SessionID: sess.ID, AgentAlias: sess.Agent.Alias, WorkspaceDir: sess.Workspace,
-		MessageCount: sess.MessageCount(), Resumed: resumed,
+		MessageCount: sess.MessageCount(ctx), Resumed: resumed,
 	}, nil
 }
 
@@ -100,7 +100,7 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	sess, err := s.cfg.Sessions.Obtain(p.SessionID, c.caller()) // restores a durable session
+	sess, err := s.cfg.Sessions.Obtain(ctx, p.SessionID, c.caller()) // restores a durable session
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +194,11 @@ func (s *Server) sessionAttach(ctx context.Context, c *connState, params jsontex
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	sess, err := s.cfg.Sessions.Obtain(p.SessionID, c.caller())
+	sess, err := s.cfg.Sessions.Obtain(ctx, p.SessionID, c.caller())
 	if err != nil {
 		return nil, err
 	}
-	last, replayed, err := sess.AttachAfter(c, p.AfterSeq)
+	last, replayed, err := sess.AttachAfter(ctx, c, p.AfterSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (s *Server) sessionKill(ctx context.Context, c *connState, params jsontext.
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Sessions.Kill(p.SessionID, c.caller()); err != nil {
+	if err := s.cfg.Sessions.Kill(ctx, p.SessionID, c.caller()); err != nil {
 		return nil, err
 	}
 	return killResult{SessionID: p.SessionID, Killed: true}, nil
@@ -231,7 +231,7 @@ func (s *Server) sessionDelete(ctx context.Context, c *connState, params jsontex
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Sessions.Delete(p.SessionID, c.caller()); err != nil {
+	if err := s.cfg.Sessions.Delete(ctx, p.SessionID, c.caller()); err != nil {
 		return nil, err
 	}
 	return deleteResult{SessionID: p.SessionID, Deleted: true}, nil
@@ -259,7 +259,7 @@ func (s *Server) sessionList(ctx context.Context, c *connState, params jsontext.
 		}
 		limit = *p.Limit
 	}
-	entries, next, err := s.cfg.Sessions.ListDurable(c.caller(), limit, p.Cursor)
+	entries, next, err := s.cfg.Sessions.ListDurable(ctx, c.caller(), limit, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (s *Server) sessionMessages(ctx context.Context, c *connState, params jsont
 		}
 		before = *p.Before
 	}
-	msgs, total, err := s.cfg.Sessions.Messages(p.SessionID, c.caller(), limit, before)
+	msgs, total, err := s.cfg.Sessions.Messages(ctx, p.SessionID, c.caller(), limit, before)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ var errNoSuchSession = errors.New("no such session")
 // latest snapshot and later checkpoints, and seq continues after its durable mark.
 // forNew selects the answers of session/new (session_id_taken) over those of the
 // other methods (not found). errNoSuchSession when the id is unknown everywhere.
-func (m *Manager) obtain(id string, c Caller, forNew bool) (*Session, error) {
+func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) (*Session, error) {
 	foreign := func() error {
 		if forNew {
 			return errTaken(id)
@@ -34,7 +34,6 @@ func (m *Manager) obtain(id string, c Caller, forNew bool) (*Session, error) {
 	}
 	m.mu.Unlock()
 
-	ctx := context.Background()
 	row, err := m.st.Session(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -89,15 +88,15 @@ func (m *Manager) obtain(id string, c Caller, forNew bool) (*Session, error) {
 }
 
 // Kill tombstones a session (SPEC §9): its history stays, it is never restored again.
-func (m *Manager) Kill(id string, c Caller) error {
-	return m.retire(id, c, store.OpKill, func(ctx context.Context) error {
+func (m *Manager) Kill(ctx context.Context, id string, c Caller) error {
+	return m.retire(ctx, id, c, store.OpKill, func(ctx context.Context) error {
 		return m.st.Kill(ctx, id, time.Now())
 	})
 }
 
 // Delete removes a session's durable row and checkpoints, then the live session.
-func (m *Manager) Delete(id string, c Caller) error {
-	return m.retire(id, c, store.OpDelete, func(ctx context.Context) error {
+func (m *Manager) Delete(ctx context.Context, id string, c Caller) error {
+	return m.retire(ctx, id, c, store.OpDelete, func(ctx context.Context) error {
 		return m.st.Delete(ctx, id)
 	})
 }
@@ -106,7 +105,7 @@ func (m *Manager) Delete(id string, c Caller) error {
 // step (the seed's order). An idle live session stays as it was when that step
 // fails; a running one was already removed by hard cancellation, and its durable
 // row and checkpoint remain for a later recovery.
-func (m *Manager) retire(id string, c Caller, op string, step func(context.Context) error) error {
+func (m *Manager) retire(ctx context.Context, id string, c Caller, op string, step func(context.Context) error) error {
 	m.mu.Lock()
 	live, isLive := m.sessions[id]
 	if isLive && !c.owns(live) {
@@ -122,7 +121,7 @@ func (m *Manager) retire(id string, c Caller, op string, step func(context.Conte
 	if running {
 		live.shutdown(fmt.Errorf("session/%s", op))
 	} else if !isLive {
-		row, err := m.st.Session(context.Background(), id)
+		row, err := m.st.Session(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return errNotFound(id)
@@ -133,7 +132,7 @@ func (m *Manager) retire(id string, c Caller, op string, step func(context.Conte
 			return errNotFound(id)
 		}
 	}
-	if err := step(context.Background()); err != nil {
+	if err := step(ctx); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return errNotFound(id)
 		}
@@ -162,12 +161,12 @@ type ListEntry struct {
 }
 
 // ListDurable pages through the sessions the caller may see, live and durable.
-func (m *Manager) ListDurable(c Caller, limit int, cursor string) ([]ListEntry, string, error) {
+func (m *Manager) ListDurable(ctx context.Context, c Caller, limit int, cursor string) ([]ListEntry, string, error) {
 	owner := c.Principal
 	if c.Admin {
 		owner = ""
 	}
-	rows, next, err := m.st.ListSessions(context.Background(), owner, limit, cursor)
+	rows, next, err := m.st.ListSessions(ctx, owner, limit, cursor)
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", errParam("cursor", "", "invalid params: unknown cursor")
 	}
@@ -210,14 +209,14 @@ type Message struct {
 
 // Messages returns the visible transcript rows with index < before, the last limit
 // of them, ascending, and the total. before < 0 means all.
-func (m *Manager) Messages(id string, c Caller, limit, before int) ([]Message, int, error) {
-	if err := m.visible(id, c); err != nil {
+func (m *Manager) Messages(ctx context.Context, id string, c Caller, limit, before int) ([]Message, int, error) {
+	if err := m.visible(ctx, id, c); err != nil {
 		return nil, 0, err
 	}
 	if before < 0 {
 		before = int(^uint(0) >> 1)
 	}
-	rows, total, err := m.st.Messages(context.Background(), id, limit, before)
+	rows, total, err := m.st.Messages(ctx, id, limit, before)
 	if err != nil {
 		m.log.Error("reading a transcript", "session", id, "err", err)
 		return nil, 0, errStorage(err)
@@ -232,7 +231,7 @@ func (m *Manager) Messages(id string, c Caller, limit, before int) ([]Message, i
 
 // visible checks that the session exists, live or stored, for the caller; killed
 // sessions keep their history visible.
-func (m *Manager) visible(id string, c Caller) error {
+func (m *Manager) visible(ctx context.Context, id string, c Caller) error {
 	m.mu.Lock()
 	s, ok := m.sessions[id]
 	m.mu.Unlock()
@@ -242,7 +241,7 @@ func (m *Manager) visible(id string, c Caller) error {
 		}
 		return nil
 	}
-	row, err := m.st.Session(context.Background(), id)
+	row, err := m.st.Session(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errNotFound(id)

@@ -49,7 +49,7 @@ func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
 // prompt opens the turn, every later message is a checkpoint event of its own, so a
 // crash loses at most the one being written.
 func (h *hooks) Message(m provider.Message) {
-	s, ctx := h.s, context.Background()
+	s, ctx := h.s, h.turn.storage
 	var id int64
 	var err error
 	if h.turn.begun {

@@ -45,6 +45,9 @@ type Options struct {
 
 // Manager holds the live sessions.
 type Manager struct {
+	// life is the daemon's lifetime, for the storage work the sessions owe whatever
+	// any caller does: turns run under it, the replay log writes under it.
+	life    context.Context
 	opts    Options
 	log     *slog.Logger
 	catalog atomic.Pointer[Catalog]
@@ -80,8 +83,8 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 	if opts.Store == nil {
 		panic("session.NewManager: Options.Store is required")
 	}
-	m := &Manager{opts: opts, log: opts.Logger, st: opts.Store, sessions: make(map[string]*Session)}
-	m.updates = newUpdateLog(opts.Store, opts.Logger)
+	m := &Manager{life: context.Background(), opts: opts, log: opts.Logger, st: opts.Store, sessions: make(map[string]*Session)}
+	m.updates = newUpdateLog(m.life, opts.Store, opts.Logger)
 	m.catalog.Store(catalog)
 	return m
 }
@@ -112,7 +115,7 @@ var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 // New creates a session or, for a live id the caller owns, attaches the caller to it
 // (resumed). Unless KeepSiblings, the caller's other idle sessions of the same agent
 // are closed first.
-func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
+func (m *Manager) New(ctx context.Context, p NewParams) (s *Session, resumed bool, err error) {
 	if p.AgentAlias == "" {
 		return nil, false, errParam("agentAlias", "", "invalid params: agentAlias is required")
 	}
@@ -130,7 +133,7 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 	}
 
 	if p.SessionID != "" {
-		live, err := m.obtain(p.SessionID, p.Caller, true)
+		live, err := m.obtain(ctx, p.SessionID, p.Caller, true)
 		switch {
 		case err == nil:
 			if p.Subscriber != nil {
@@ -165,12 +168,12 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 	}
 	if _, taken := m.sessions[id]; taken { // created by a racing session/new
 		m.mu.Unlock()
-		return m.New(p)
+		return m.New(ctx, p)
 	}
 	s = newSession(m, id, p.Caller.Principal, agent, workspace)
 	m.sessions[id] = s
 	m.mu.Unlock()
-	err = m.st.CreateSession(context.Background(), store.Session{
+	err = m.st.CreateSession(ctx, store.Session{
 		ID: id, Owner: p.Caller.Principal, Agent: agent.Alias, Workspace: workspace, Surface: store.SurfaceRPC,
 	})
 	if err != nil {
@@ -178,7 +181,7 @@ func (m *Manager) New(p NewParams) (s *Session, resumed bool, err error) {
 		delete(m.sessions, id)
 		m.mu.Unlock()
 		if errors.Is(err, store.ErrExists) { // a durable id created meanwhile
-			return m.New(p)
+			return m.New(ctx, p)
 		}
 		m.log.Error("creating a session row", "session", id, "err", err)
 		return nil, false, errStorage(err)
@@ -232,8 +235,8 @@ func (m *Manager) Get(id string, c Caller) (*Session, error) {
 }
 
 // Obtain returns the session id, restoring it from the store when it is not live.
-func (m *Manager) Obtain(id string, c Caller) (*Session, error) {
-	s, err := m.obtain(id, c, false)
+func (m *Manager) Obtain(ctx context.Context, id string, c Caller) (*Session, error) {
+	s, err := m.obtain(ctx, id, c, false)
 	if errors.Is(err, errNoSuchSession) {
 		return nil, errNotFound(id)
 	}

@@ -43,9 +43,10 @@ type Session struct {
 }
 
 type runningTurn struct {
-	id     string
-	cancel context.CancelCauseFunc
-	begun  bool // the store has the turn (BeginTurn succeeded); only the turn touches it
+	id      string
+	cancel  context.CancelCauseFunc
+	storage context.Context // the turn's context without its cancel, for storage
+	begun   bool            // the store has the turn (BeginTurn succeeded); only the turn touches it
 }
 
 // Why a turn was cancelled, for the log.
@@ -97,8 +98,8 @@ func (s *Session) idle() bool {
 }
 
 // MessageCount is the number of rows in the visible transcript.
-func (s *Session) MessageCount() int {
-	row, err := s.mgr.st.Session(context.Background(), s.ID)
+func (s *Session) MessageCount(ctx context.Context) int {
+	row, err := s.mgr.st.Session(ctx, s.ID)
 	if err != nil {
 		return 0
 	}
@@ -128,8 +129,9 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 	if err := s.enqueue(ctx); err != nil {
 		return PromptResult{}, err
 	}
-	turnCtx, cancel := context.WithCancelCause(context.Background())
-	t := &runningTurn{id: randomID("turn_"), cancel: cancel}
+	turnCtx, cancel := context.WithCancelCause(s.mgr.life)
+	// What the turn owes storage is written even once the turn is cancelled.
+	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -154,7 +156,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t},
 		})
-		if err := s.mgr.st.EndTurn(context.Background(), s.ID, t.id); err != nil {
+		if err := s.mgr.st.EndTurn(t.storage, s.ID, t.id); err != nil {
 			s.mgr.log.Error("committing a turn to the transcript failed", "session", s.ID, "turn", t.id, "err", err)
 		}
 		s.mu.Lock()
@@ -278,7 +280,7 @@ func (s *Session) publish(u *Update) {
 	defer s.pub.Unlock()
 	if s.seq+1 > s.reserved {
 		// Reserve before use, so no seq is handed out twice, not even across a crash.
-		if err := s.mgr.st.ReserveSeq(context.Background(), s.ID, s.seq+seqBlock); err != nil {
+		if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+seqBlock); err != nil {
 			s.mgr.log.Error("reserving seqs failed", "session", s.ID, "err", err)
 		} else {
 			s.reserved = s.seq + seqBlock
@@ -327,7 +329,7 @@ func within(root, p string) bool {
 // replay and the live stream meet with no gap and no duplicate. It returns the last
 // seq and how many updates were replayed. When updates after afterSeq are no longer
 // kept, nothing is sent and the error says which is the oldest kept.
-func (s *Session) AttachAfter(sub Subscriber, afterSeq *uint64) (uint64, int, error) {
+func (s *Session) AttachAfter(ctx context.Context, sub Subscriber, afterSeq *uint64) (uint64, int, error) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
 	if afterSeq == nil || *afterSeq >= s.seq {
@@ -336,7 +338,7 @@ func (s *Session) AttachAfter(sub Subscriber, afterSeq *uint64) (uint64, int, er
 	}
 	s.mgr.updates.flush()
 	var stored []store.Update
-	oldest, err := s.mgr.st.Updates(context.Background(), s.ID, *afterSeq, func(u store.Update) error {
+	oldest, err := s.mgr.st.Updates(ctx, s.ID, *afterSeq, func(u store.Update) error {
 		stored = append(stored, u)
 		return nil
 	})
@@ -392,7 +394,7 @@ func (s *Session) trim(t *runningTurn) {
 		return
 	}
 	snapshot := append([]provider.Message(nil), ctxMsgs[cut:]...)
-	if err := s.mgr.st.Trim(context.Background(), s.ID, snapshot, boundary); err != nil {
+	if err := s.mgr.st.Trim(t.storage, s.ID, snapshot, boundary); err != nil {
 		s.mgr.log.Error("trimming the retained context failed; nothing trimmed", "session", s.ID, "err", err)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 // publishing waits (backpressure), it never drops. What a crash loses is the tail of
 // the replay log, never a seq: seqs are reserved durably before they are used.
 type updateLog struct {
+	ctx     context.Context
 	st      *store.Store
 	log     *slog.Logger
 	queue   chan store.Update
@@ -26,9 +27,9 @@ const (
 	updateBatch = 512
 )
 
-func newUpdateLog(st *store.Store, log *slog.Logger) *updateLog {
+func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updateLog {
 	w := &updateLog{
-		st: st, log: log,
+		ctx: ctx, st: st, log: log,
 		queue:   make(chan store.Update, updateQueue),
 		flushes: make(chan chan struct{}),
 		stop:    make(chan struct{}),
@@ -104,7 +105,7 @@ func (w *updateLog) write(batch []store.Update) []store.Update {
 	if len(batch) == 0 {
 		return batch
 	}
-	if err := w.st.AppendUpdates(context.Background(), batch); err != nil {
+	if err := w.st.AppendUpdates(w.ctx, batch); err != nil {
 		w.log.Error("storing updates for replay failed", "updates", len(batch), "err", err)
 	}
 	clear(batch)

@@ -24,7 +24,7 @@ func TestUpdateLogFlushStoresEverythingAddedBefore(t *testing.T) {
 	if err := st.CreateSession(ctx, store.Session{ID: "s", Owner: "operator", Agent: "default", Workspace: "/w"}); err != nil {
 		t.Fatal(err)
 	}
-	w := newUpdateLog(st, slog.New(slog.DiscardHandler))
+	w := newUpdateLog(ctx, st, slog.New(slog.DiscardHandler))
 	const n = 3 * updateBatch // more than one batch, so flush must loop
 	for i := 1; i <= n; i++ {
 		w.add(store.Update{SessionID: "s", Seq: uint64(i), Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))})
