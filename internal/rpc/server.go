@@ -307,9 +307,26 @@ func (c *connState) caller() session.Caller {
 	return session.Caller{Principal: h.principal.ID, Admin: h.principal.Admin}
 }
 
-// Deliver sends one session/update notification (session.Subscriber).
-func (c *connState) Deliver(update jsontext.Value) error {
+// Offer queues one session/update notification without waiting (session.Subscriber).
+func (c *connState) Offer(update jsontext.Value) bool {
+	return c.conn.Notify("session/update", update) == nil
+}
+
+// Send queues one session/update notification of a replay (session.Subscriber).
+func (c *connState) Send(ctx context.Context, update jsontext.Value) error {
 	return c.conn.Notify("session/update", update)
+}
+
+// Lagged tells the client it fell behind sessionID (SPEC §15): one
+// session/update {sessionId, type: "lagged", afterSeq}, sent once the queue has room.
+func (c *connState) Lagged(sessionID string, afterSeq uint64) {
+	go c.conn.Notify("session/update", laggedUpdate{SessionID: sessionID, Type: "lagged", AfterSeq: afterSeq})
+}
+
+type laggedUpdate struct {
+	SessionID string `json:"sessionId"`
+	Type      string `json:"type"`
+	AfterSeq  uint64 `json:"afterSeq"`
 }
 
 // CanElicit reports whether the client declared form elicitation.

@@ -26,13 +26,14 @@ type Session struct {
 	done chan struct{} // closed by shutdown
 
 	// pub serializes publishing, so the order of seq is the order every subscriber
-	// sees. It is held while delivering; nothing else is taken inside it except mu.
+	// sees. It is held while offering an update to the subscribers (which never
+	// waits); nothing else is taken inside it except mu.
 	pub      sync.Mutex
 	seq      uint64 // the last seq used
 	reserved uint64 // seqs up to this one are durably reserved (store.ReserveSeq)
 
 	mu         sync.Mutex
-	subs       map[Subscriber]struct{}
+	subs       map[Subscriber]*attachment
 	context    []provider.Message // the model context after the last turn
 	checkpoint int64              // the id of the last checkpoint stored
 	waiting    int                // prompts queued behind the running turn
@@ -61,7 +62,7 @@ func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Sessi
 		ID: id, Owner: owner, Agent: a, Workspace: workspace, mgr: m,
 		slot:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
-		subs:      make(map[Subscriber]struct{}),
+		subs:      make(map[Subscriber]*attachment),
 		approvals: make(map[string]chan string),
 		always:    make(map[string]bool),
 	}
@@ -69,10 +70,20 @@ func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Sessi
 
 // Attach makes sub receive every later update of the session.
 func (s *Session) Attach(sub Subscriber) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	s.attachLocked(sub)
+}
+
+// attachLocked attaches sub as of the current seq; pub is held.
+func (s *Session) attachLocked(sub Subscriber) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
-		s.subs[sub] = struct{}{}
+	if s.closed {
+		return
+	}
+	if _, ok := s.subs[sub]; !ok {
+		s.subs[sub] = &attachment{lastSeq: s.seq}
 	}
 }
 
@@ -273,8 +284,9 @@ func (s *Session) shutdown(cause error) {
 // seqBlock is how many seqs one durable reservation covers.
 const seqBlock = 4096
 
-// publish assigns the next seq and delivers u to every attached subscriber; one
-// that fails is detached. The update also goes to the replay log.
+// publish assigns the next seq, queues u for the replay log and offers it to every
+// attached subscriber. None is waited for: one whose queue is full is detached and
+// told it lagged (SPEC §15).
 func (s *Session) publish(u *Update) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
@@ -294,16 +306,21 @@ func (s *Session) publish(u *Update) {
 		return
 	}
 	s.mgr.updates.add(store.Update{SessionID: s.ID, Seq: s.seq, Payload: raw})
+	var lagged []Subscriber
+	var lastSent []uint64
 	s.mu.Lock()
-	subs := make([]Subscriber, 0, len(s.subs))
-	for sub := range s.subs {
-		subs = append(subs, sub)
+	for sub, a := range s.subs {
+		if sub.Offer(raw) {
+			a.lastSeq = s.seq
+			continue
+		}
+		delete(s.subs, sub)
+		lagged, lastSent = append(lagged, sub), append(lastSent, a.lastSeq)
 	}
 	s.mu.Unlock()
-	for _, sub := range subs {
-		if err := sub.Deliver(raw); err != nil {
-			s.Detach(sub)
-		}
+	for i, sub := range lagged {
+		s.mgr.log.Warn("a connection fell behind the session's updates; detached it", "session", s.ID, "afterSeq", lastSent[i])
+		sub.Lagged(s.ID, lastSent[i])
 	}
 }
 
@@ -325,41 +342,68 @@ func within(root, p string) bool {
 }
 
 // AttachAfter attaches sub. With afterSeq, sub first receives every stored update
-// with a later seq, as ordinary notifications; publishing waits meanwhile, so the
-// replay and the live stream meet with no gap and no duplicate. It returns the last
+// with a later seq, as ordinary notifications, then the live ones, with no gap and no
+// duplicate. The bulk of the replay is read and sent without holding the publish
+// lock, so the turn streams on meanwhile; only the few updates published during it
+// are sent under the lock, just before sub joins the live stream. It returns the last
 // seq and how many updates were replayed. When updates after afterSeq are no longer
 // kept, nothing is sent and the error says which is the oldest kept.
 func (s *Session) AttachAfter(ctx context.Context, sub Subscriber, afterSeq *uint64) (uint64, int, error) {
 	s.pub.Lock()
+	last := s.seq
+	if afterSeq == nil || *afterSeq >= last {
+		s.attachLocked(sub)
+		s.pub.Unlock()
+		return last, 0, nil
+	}
+	s.pub.Unlock()
+
+	sent, err := s.replay(ctx, sub, *afterSeq, last, true)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.pub.Lock()
 	defer s.pub.Unlock()
-	if afterSeq == nil || *afterSeq >= s.seq {
-		s.Attach(sub)
-		return s.seq, 0, nil
+	n, err := s.replay(ctx, sub, last, s.seq, false)
+	if err != nil {
+		return 0, sent, err
+	}
+	s.attachLocked(sub)
+	return s.seq, sent + n, nil
+}
+
+// replay sends sub the stored updates with after < seq <= upTo. first says whether
+// after must still be kept (the check of replay_truncated). The updates are read
+// first, then sent: no read transaction stays open while a client is slow.
+func (s *Session) replay(ctx context.Context, sub Subscriber, after, upTo uint64, first bool) (int, error) {
+	if after >= upTo {
+		return 0, nil
 	}
 	s.mgr.updates.flush()
 	var stored []store.Update
-	oldest, err := s.mgr.st.Updates(ctx, s.ID, *afterSeq, func(u store.Update) error {
-		stored = append(stored, u)
+	oldest, err := s.mgr.st.Updates(ctx, s.ID, after, func(u store.Update) error {
+		if u.Seq <= upTo { // later ones are published meanwhile: the caller sends them
+			stored = append(stored, u)
+		}
 		return nil
 	})
 	if err != nil {
 		s.mgr.log.Error("reading the replay log", "session", s.ID, "err", err)
-		return 0, 0, errStorage(err)
+		return 0, errStorage(err)
 	}
-	if oldest == 0 || *afterSeq+1 < oldest {
+	if first && (oldest == 0 || after+1 < oldest) {
 		if oldest == 0 {
-			oldest = s.seq + 1
+			oldest = upTo + 1
 		}
-		return 0, 0, &Error{Kind: Invalid, Msg: "the updates after that seq are no longer kept",
+		return 0, &Error{Kind: Invalid, Msg: "the updates after that seq are no longer kept",
 			Details: map[string]any{"reason": "replay_truncated", "oldestSeq": oldest}}
 	}
 	for i, u := range stored {
-		if err := sub.Deliver(u.Payload); err != nil {
-			return 0, i, err
+		if err := sub.Send(ctx, u.Payload); err != nil {
+			return i, err
 		}
 	}
-	s.Attach(sub)
-	return s.seq, len(stored), nil
+	return len(stored), nil
 }
 
 // trim keeps the retained model context within the agent's max_context_messages
