@@ -5,7 +5,6 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"log/slog"
-	"maps"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
@@ -18,20 +17,19 @@ import (
 // configMethods returns the config and pairing methods. A Server built without a
 // config store or pairings gets in-memory ones here, before it serves: the
 // defaults, nothing persisted.
-func (s *Server) configMethods() map[string]method {
+func (s *Server) configMethods() []methodRow {
 	if s.cfg.Config == nil {
 		s.cfg.Config = config.NewLive(config.Default(), config.LiveOptions{Logger: s.log})
 	}
 	if s.cfg.Pairings == nil {
 		s.cfg.Pairings, _ = auth.OpenPairings("") // in memory: cannot fail
 	}
-	m := map[string]method{
-		"config/get":      s.configGet,
-		"config/set":      s.configSet,
-		"config/set-many": s.configSetMany,
+	return []methodRow{
+		{name: "config/get", grant: auth.ConfigRead, handler: s.configGet},
+		// and every path, checked under the write lock
+		{name: "config/set", grant: auth.ConfigUpdate, handler: s.configSet},
+		{name: "config/set-many", grant: auth.ConfigUpdate, handler: s.configSetMany},
 	}
-	maps.Copy(m, s.pairingMethods())
-	return m
 }
 
 type getParams struct {

@@ -24,7 +24,7 @@ import (
 // fileMethods returns the file methods, and builds the staging area. It runs after
 // configMethods, which provides the live config whose [rpc] upload_idle_secs it
 // reads at each use.
-func (s *Server) fileMethods() map[string]method {
+func (s *Server) fileMethods() []methodRow {
 	s.uploads = upload.NewStage(upload.Options{
 		Sessions: s.cfg.Sessions,
 		Logger:   s.log,
@@ -35,22 +35,14 @@ func (s *Server) fileMethods() map[string]method {
 			return upload.IdleLimit
 		},
 	})
-	return map[string]method{
-		"file/attach":        s.fileAttach,
-		"file/upload/begin":  s.uploadBegin,
-		"file/upload/chunk":  s.uploadChunk,
-		"file/upload/commit": s.uploadCommit,
+	// The chunked upload methods are local only: an upload stages daemon memory for
+	// as long as its connection lives.
+	return []methodRow{
+		{name: "file/attach", grant: auth.FilesCreate, handler: s.fileAttach},
+		{name: "file/upload/begin", grant: auth.FilesCreate, localOnly: true, handler: s.uploadBegin},
+		{name: "file/upload/chunk", grant: auth.FilesCreate, localOnly: true, handler: s.uploadChunk},
+		{name: "file/upload/commit", grant: auth.FilesCreate, localOnly: true, handler: s.uploadCommit},
 	}
-}
-
-// localOnly refuses the chunked upload methods to a remote (WSS) peer: an upload
-// stages daemon memory for as long as its connection lives.
-func (c *connState) localOnly(method string) error {
-	if !c.peer.Remote {
-		return nil
-	}
-	return jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: "+method+" is served on local connections only",
-		map[string]any{"reason": "local_only", "method": method})
 }
 
 // uploadTarget finds the session an upload or attach lands in: a session the caller
@@ -178,9 +170,6 @@ type beginParams struct {
 }
 
 func (s *Server) uploadBegin(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
-	if err := c.localOnly("file/upload/begin"); err != nil {
-		return nil, err
-	}
 	var p beginParams
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
 		return nil, err
@@ -207,9 +196,6 @@ type chunkResult struct {
 }
 
 func (s *Server) uploadChunk(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
-	if err := c.localOnly("file/upload/chunk"); err != nil {
-		return nil, err
-	}
 	var p chunkParams
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
 		return nil, err
@@ -234,9 +220,6 @@ type commitParams struct {
 }
 
 func (s *Server) uploadCommit(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
-	if err := c.localOnly("file/upload/commit"); err != nil {
-		return nil, err
-	}
 	var p commitParams
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
 		return nil, err

@@ -9,45 +9,6 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// methodGrants is the grant each method needs (SPEC §11), checked by the gate before
-// the handler runs. initialize needs none. A method missing here is admin-only, so a
-// new method is never open by accident; TestEveryMethodHasAGrant keeps the table
-// complete. Methods of later issues are listed already.
-var methodGrants = map[string]auth.Grant{
-	"status": auth.SystemRead,
-
-	"session/new":      auth.SessionsExecute,
-	"session/prompt":   auth.SessionsExecute,
-	"session/cancel":   auth.SessionsExecute,
-	"session/approve":  auth.SessionsExecute,
-	"session/close":    auth.SessionsExecute,
-	"session/attach":   auth.SessionsExecute,
-	"session/kill":     auth.SessionsExecute,
-	"session/delete":   auth.SessionsExecute,
-	"session/list":     auth.SessionsRead,
-	"session/messages": auth.SessionsRead,
-
-	"config/get":      auth.ConfigRead,
-	"config/set":      auth.ConfigUpdate, // and every path: checked under the write lock
-	"config/set-many": auth.ConfigUpdate,
-
-	"file/attach":        auth.FilesCreate,
-	"file/upload/begin":  auth.FilesCreate,
-	"file/upload/chunk":  auth.FilesCreate,
-	"file/upload/commit": auth.FilesCreate,
-
-	"pairing/create": auth.Admin,
-	"pairing/list":   auth.Admin,
-	"pairing/revoke": auth.Admin,
-}
-
-func grantOf(method string) auth.Grant {
-	if g, ok := methodGrants[method]; ok {
-		return g
-	}
-	return auth.Admin
-}
-
 func forbidden(g auth.Grant) error {
 	msg := fmt.Sprintf("forbidden: this needs the %s grant", g)
 	if g == auth.Admin {
@@ -121,14 +82,19 @@ type authorityKey struct{}
 // authorize is the gate's grant check: it resolves the caller's current authority
 // from the configuration in force, so a change to [users] or [permission_profiles]
 // applies to every connection's next call, and refuses the call without the
-// method's grant. Handlers find the authority in ctx (authorityFrom).
-func (c *connState) authorize(ctx context.Context, method string) (context.Context, error) {
+// method's grant, or a local-only method to a remote peer. Handlers find the
+// authority in ctx (authorityFrom).
+func (c *connState) authorize(ctx context.Context, row *methodRow) (context.Context, error) {
 	a, err := c.authority(c.srv.cfg.Config.Current())
 	if err != nil {
 		return ctx, err
 	}
-	if g := grantOf(method); !a.Has(g) {
-		return ctx, forbidden(g)
+	if !a.Has(row.grant) {
+		return ctx, forbidden(row.grant)
+	}
+	if row.localOnly && c.peer.Remote {
+		return ctx, jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
+			map[string]any{"reason": "local_only", "method": row.name})
 	}
 	return context.WithValue(ctx, authorityKey{}, a), nil
 }

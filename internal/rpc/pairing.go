@@ -11,15 +11,15 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The pairing family (SPEC §11), admin only (methodGrants). A pairing token is how a
+// The pairing family (SPEC §11), admin only (their rows). A pairing token is how a
 // WSS peer authenticates; on the wire a token's user is a [users] name, or null for
 // a token that acts as the operator.
 
-func (s *Server) pairingMethods() map[string]method {
-	return map[string]method{
-		"pairing/create": s.pairingCreate,
-		"pairing/list":   s.pairingList,
-		"pairing/revoke": s.pairingRevoke,
+func (s *Server) pairingMethods() []methodRow {
+	return []methodRow{
+		{name: "pairing/create", grant: auth.Admin, handler: s.pairingCreate},
+		{name: "pairing/list", grant: auth.Admin, handler: s.pairingList},
+		{name: "pairing/revoke", grant: auth.Admin, handler: s.pairingRevoke},
 	}
 }
 

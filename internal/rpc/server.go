@@ -5,7 +5,6 @@ import (
 	"encoding/json/jsontext"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -78,10 +77,9 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	pid     int
-	methods map[string]method
-	uploads *upload.Stage   // staged chunked uploads (files.go)
-	inline  map[string]bool // methods served on the connection's reader goroutine
-	names   []string        // sorted method names, for initialize
+	methods map[string]*methodRow // the one method table, built from each family's rows
+	uploads *upload.Stage         // staged chunked uploads (files.go)
+	names   []string              // sorted method names, for initialize
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
@@ -91,6 +89,22 @@ type Server struct {
 
 // method serves one method for an initialized connection.
 type method func(ctx context.Context, c *connState, params jsontext.Value) (any, error)
+
+// methodRow declares one method. Each family's file lists its rows; NewServer builds
+// the one table from them, and the gate (connState.Handle) serves every call by it.
+type methodRow struct {
+	name  string
+	grant auth.Grant // what the caller needs (SPEC §11); initialize alone has none
+	// inline methods never wait (no I/O, no lock held for long): the reader serves
+	// them itself, in order, since a goroutine per call would cost more than the call.
+	inline bool
+	// priority methods never wait for an in-flight slot (SPEC §15): a client whose
+	// slots are all held by running prompts can still see, approve and cancel them.
+	priority bool
+	// localOnly methods are refused to remote (WSS) peers with -32012.
+	localOnly bool
+	handler   method
+}
 
 // NewServer returns a Server ready to serve connections.
 func NewServer(cfg Config) *Server {
@@ -110,21 +124,30 @@ func NewServer(cfg Config) *Server {
 		pid:     os.Getpid(),
 		conns:   make(map[*connState]struct{}),
 	}
-	s.methods = map[string]method{
-		"initialize": s.initialize,
-		"status":     s.status,
+	families := [][]methodRow{
+		{
+			{name: "initialize", handler: s.initialize, priority: true},
+			// status reads counters under short locks: cheaper served than scheduled.
+			{name: "status", grant: auth.SystemRead, inline: true, priority: true, handler: s.status},
+		},
+		s.sessionMethods(),
+		s.configMethods(),
+		s.pairingMethods(),
+		s.fileMethods(), // after configMethods: it reads the live config
 	}
-	// status reads counters under short locks: cheaper served than scheduled.
-	s.inline = map[string]bool{"status": true}
-	for name, m := range s.sessionMethods() {
-		s.methods[name] = m
-	}
-	for name, m := range s.configMethods() {
-		s.methods[name] = m
-	}
-	maps.Copy(s.methods, s.fileMethods()) // after configMethods: it reads the live config
-	for name := range s.methods {
-		s.names = append(s.names, name)
+	s.methods = make(map[string]*methodRow)
+	for _, rows := range families {
+		for i := range rows {
+			row := &rows[i]
+			if _, dup := s.methods[row.name]; dup {
+				panic("rpc: method " + row.name + " declared twice")
+			}
+			if row.grant == "" && row.name != "initialize" {
+				panic("rpc: method " + row.name + " declares no grant")
+			}
+			s.methods[row.name] = row
+			s.names = append(s.names, row.name)
+		}
 	}
 	sort.Strings(s.names)
 	return s
@@ -153,7 +176,13 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 		// pipeline initialize and its first calls.
 		// After it, the methods that never wait (no I/O, no lock held for long) are
 		// served in order too: a goroutine per call would cost more than the call.
-		Inline: func(r *jsonrpc.Request) bool { return !c.initialized.Load() || s.inline[r.Method] },
+		Inline: func(r *jsonrpc.Request) bool {
+			if !c.initialized.Load() {
+				return true
+			}
+			row := s.methods[r.Method]
+			return row != nil && row.inline
+		},
 		Logger: log,
 	})
 	if err := s.admit(c); err != nil {
@@ -275,7 +304,7 @@ type handshake struct {
 
 // Handle is the gate of SPEC §5 in front of the method table.
 func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m, known := c.srv.methods[req.Method]
+	row, known := c.srv.methods[req.Method]
 	if !c.initialized.Load() {
 		switch {
 		case req.IsNotification():
@@ -293,11 +322,11 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	if req.Method != "initialize" {
 		// The grant of SPEC §11, against the caller's current authority (grants.go).
 		var err error
-		if ctx, err = c.authorize(ctx, req.Method); err != nil {
+		if ctx, err = c.authorize(ctx, row); err != nil {
 			return nil, err
 		}
 	}
-	result, err := m(ctx, c, req.Params)
+	result, err := row.handler(ctx, c, req.Params)
 	return result, toWire(err)
 }
 

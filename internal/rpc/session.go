@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json/jsontext"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
@@ -10,18 +11,18 @@ import (
 
 // The session family: SPEC §6, §7 and §14.
 
-func (s *Server) sessionMethods() map[string]method {
-	return map[string]method{
-		"session/new":      s.sessionNew,
-		"session/prompt":   s.sessionPrompt,
-		"session/cancel":   s.sessionCancel,
-		"session/approve":  s.sessionApprove,
-		"session/close":    s.sessionClose,
-		"session/attach":   s.sessionAttach,
-		"session/kill":     s.sessionKill,
-		"session/delete":   s.sessionDelete,
-		"session/list":     s.sessionList,
-		"session/messages": s.sessionMessages,
+func (s *Server) sessionMethods() []methodRow {
+	return []methodRow{
+		{name: "session/new", grant: auth.SessionsExecute, handler: s.sessionNew},
+		{name: "session/prompt", grant: auth.SessionsExecute, handler: s.sessionPrompt},
+		{name: "session/cancel", grant: auth.SessionsExecute, priority: true, handler: s.sessionCancel},
+		{name: "session/approve", grant: auth.SessionsExecute, priority: true, handler: s.sessionApprove},
+		{name: "session/close", grant: auth.SessionsExecute, handler: s.sessionClose},
+		{name: "session/attach", grant: auth.SessionsExecute, handler: s.sessionAttach},
+		{name: "session/kill", grant: auth.SessionsExecute, handler: s.sessionKill},
+		{name: "session/delete", grant: auth.SessionsExecute, handler: s.sessionDelete},
+		{name: "session/list", grant: auth.SessionsRead, handler: s.sessionList},
+		{name: "session/messages", grant: auth.SessionsRead, handler: s.sessionMessages},
 	}
 }
 
