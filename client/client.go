@@ -6,6 +6,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/version"
 	"io/fs"
 	"log/slog"
 	"strings"
@@ -84,7 +85,7 @@ type promptSub struct {
 // Dial does not initialize the connection: call Initialize next (the daemon closes a
 // connection that has not initialized within 30 s).
 func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
-	o := options{clientName: "zeroclaw-go-client", clientVer: "0.8.6"}
+	o := options{clientName: "zeroclaw-go-client", clientVer: version.Version}
 	for _, opt := range opts {
 		opt(&o)
 	}

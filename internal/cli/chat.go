@@ -6,6 +6,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/version"
 	"io"
 	"os"
 	"os/signal"
@@ -114,7 +115,7 @@ func runChat(cmd *cobra.Command, o chatOptions) (int, error) {
 	if interactive {
 		opts = append(opts, client.WithElicitationHandler(ch.elicit))
 	}
-	c, err := client.Dial(ctx, addr, append(opts, client.WithClientInfo("zeroclaw-chat", "0.8.6"))...)
+	c, err := client.Dial(ctx, addr, append(opts, client.WithClientInfo("zeroclaw-chat", version.Version))...)
 	if err != nil {
 		return 0, err
 	}

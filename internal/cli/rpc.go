@@ -6,6 +6,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/version"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -93,7 +94,7 @@ func withClient(configDir string, remote remoteFlags, fn func(ctx context.Contex
 // connect dials and initializes; ctx bounds only that.
 func connect(ctx context.Context, configDir string, remote remoteFlags, opts ...client.Option) (*client.Client, error) {
 	addr := remote.url
-	opts = append(append(remote.options(), opts...), client.WithClientInfo("zeroclaw-cli", "0.8.6"))
+	opts = append(append(remote.options(), opts...), client.WithClientInfo("zeroclaw-cli", version.Version))
 	if !remote.remote() {
 		dirs, err := endpoint.ResolveDirs(configDir, nil)
 		if err != nil {

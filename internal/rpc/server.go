@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json/jsontext"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/version"
 	"io"
 	"log/slog"
 	"os"
@@ -21,7 +22,7 @@ import (
 // Protocol and server versions announced by initialize and status.
 const (
 	ProtocolVersion = 1
-	ServerVersion   = "0.8.6"
+	ServerVersion   = version.Version
 )
 
 // HandshakeTimeout is how long a connection may stay without a successful initialize.
