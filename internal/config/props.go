@@ -129,12 +129,6 @@ func isLeaf(t reflect.Type) bool {
 	return false
 }
 
-// IsProperty reports whether prop names a leaf property (whether set or not).
-func IsProperty(prop string) bool {
-	t, _, ok := typeAt(prop)
-	return ok && isLeaf(t)
-}
-
 // CheckWritePath checks one config_write_paths entry: "*", "p.*" where p names a
 // table or map (existing or not: "users.*", "users.example.*"), or a bare leaf
 // property ("agents.default.model").

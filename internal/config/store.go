@@ -171,17 +171,6 @@ func (t *Tx) Commit(entries []Entry) error {
 const fileHeader = "# Written by the zeroclaw daemon (config/set): every write replaces this\n" +
 	"# file with the whole configuration; comments are not kept.\n\n"
 
-// Apply commits entries under the write lock, for callers with no authorization
-// step of their own.
-func (l *Live) Apply(ctx context.Context, entries []Entry) error {
-	tx, err := l.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.End()
-	return tx.Commit(entries)
-}
-
 // blame names the entry a validation error comes from: the latest entry whose
 // property shares the longest leading run of path segments with a key at fault
 // ("users.example.uid" for "users.example.uid", "agents.x.model" for a missing
