@@ -84,9 +84,13 @@ func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.V
 	if err != nil {
 		return nil, err
 	}
+	count := 0 // a session just created has no messages yet
+	if resumed {
+		count = sess.MessageCount(ctx)
+	}
 	return newResult{
 		SessionID: sess.ID, AgentAlias: sess.Agent.Alias, WorkspaceDir: sess.Workspace,
-		MessageCount: sess.MessageCount(ctx), Resumed: resumed,
+		MessageCount: count, Resumed: resumed,
 	}, nil
 }
 
