@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"log/slog"
 	"os"
 	"strings"
@@ -28,6 +29,38 @@ func TestEveryServedMethodIsDocumented(t *testing.T) {
 	for _, name := range s.names {
 		if !headings[name] {
 			t.Errorf("method %s is served but has no \"### `%s`\" heading in docs/protocol.md", name, name)
+		}
+	}
+
+	// The grant table of the Authorization section names each method once, with the
+	// grant of its row.
+	documented := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.Contains(cells[1], "`") {
+			continue
+		}
+		grant := strings.Trim(strings.TrimSpace(cells[2]), "`")
+		for _, m := range strings.Split(cells[1], ",") {
+			name := strings.Trim(strings.TrimSpace(m), "`")
+			if _, dup := documented[name]; dup {
+				t.Errorf("the grant table names %s twice", name)
+			}
+			documented[name] = grant
+		}
+	}
+	for _, name := range s.names {
+		want := string(s.methods[name].grant)
+		switch want {
+		case "":
+			want = "none"
+		case string(auth.Admin):
+			want = "admin"
+		}
+		if got, ok := documented[name]; !ok {
+			t.Errorf("method %s is missing from the grant table of docs/protocol.md", name)
+		} else if got != want {
+			t.Errorf("docs/protocol.md says %s needs %q; it needs %q", name, got, want)
 		}
 	}
 }
