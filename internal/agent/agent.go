@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
@@ -56,13 +57,20 @@ type Turn struct {
 // Outcome is how a turn ended.
 type Outcome struct {
 	StopReason string
-	Text       string // the last model call's visible text, or why the turn failed
-	Usage      provider.Usage
-	Context    []provider.Message // the model context after the turn
+	// Text is what the turn streamed as visible text (every piece Hooks.Delta got,
+	// the "\n\n" separators included), or why the turn failed (StopReason Error).
+	Text    string
+	Usage   provider.Usage
+	Context []provider.Message // the model context after the turn
 }
 
 // Run runs the turn until the model stops, the step limit, ctx ends (cancelled), or
 // the provider fails.
+//
+// The turn's text is everything it streams as visible text (SPEC §20): when a model
+// call's text follows visible text of an earlier call of the turn, one "\n\n" piece
+// goes between them, so text before a tool call is neither lost nor glued onto the
+// next answer.
 func Run(ctx context.Context, t Turn) Outcome {
 	msgs := append(make([]provider.Message, 0, len(t.Context)+8), t.Context...)
 	add := func(m provider.Message) {
@@ -72,34 +80,42 @@ func Run(ctx context.Context, t Turn) Outcome {
 	add(provider.Message{Role: provider.RoleUser, Text: t.Prompt})
 	specs := specsOf(t.Tools)
 	var usage provider.Usage
-	out := func(reason, text string) Outcome {
-		return Outcome{StopReason: reason, Text: text, Usage: usage, Context: msgs}
+	var said strings.Builder // the turn's visible text so far
+	out := func(reason string) Outcome {
+		return Outcome{StopReason: reason, Text: said.String(), Usage: usage, Context: msgs}
 	}
 
 	for step := 0; ; step++ {
 		if step == t.MaxSteps {
-			return out(MaxSteps, fmt.Sprintf("stopped after %d model calls (max_steps)", t.MaxSteps))
+			return out(MaxSteps)
 		}
-		var visible []byte
+		separate := said.Len() > 0
 		res, err := t.Provider.Stream(ctx, provider.Request{
 			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
 		}, func(d provider.Delta) {
-			if !d.Thought {
-				visible = append(visible, d.Text...)
+			if !d.Thought && d.Text != "" {
+				if separate {
+					separate = false
+					said.WriteString(paragraph)
+					t.Hooks.Delta(provider.Delta{Text: paragraph})
+				}
+				said.WriteString(d.Text)
 			}
 			t.Hooks.Delta(d)
 		})
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
 		if ctx.Err() != nil {
-			return out(Cancelled, string(visible))
+			return out(Cancelled)
 		}
 		if err != nil {
-			return out(Error, describe(err))
+			o := out(Error)
+			o.Text = describe(err)
+			return o
 		}
 		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if len(res.ToolCalls) == 0 {
-			return out(EndTurn, res.Text)
+			return out(EndTurn)
 		}
 		for _, call := range res.ToolCalls {
 			t.Hooks.ToolCall(call)
@@ -111,12 +127,15 @@ func Run(ctx context.Context, t Turn) Outcome {
 				for _, c := range res.ToolCalls[i:] {
 					t.result(c, tool.Result{Output: "cancelled", IsError: true}, add)
 				}
-				return out(Cancelled, res.Text)
+				return out(Cancelled)
 			}
 			t.result(call, r, add)
 		}
 	}
 }
+
+// paragraph separates the visible text of two model calls of one turn.
+const paragraph = "\n\n"
 
 func (t Turn) result(call provider.ToolCall, r tool.Result, add func(provider.Message)) {
 	t.Hooks.ToolResult(call, r)

@@ -6,6 +6,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
@@ -18,8 +19,8 @@ import (
 // Everything the SDK would otherwise find by itself is set here: it reads
 // ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_PROFILE,
 // ANTHROPIC_CUSTOM_HEADERS and profile files unless told not to
-// (option.WithoutEnvironmentDefaults), and retries twice by default (the agent
-// loop decides on retries, so a call fails fast). The key travels in x-api-key,
+// (option.WithoutEnvironmentDefaults), and retries twice by default: switched off,
+// so that the one retry policy is ours (withRetries, with the entry's max_retries). The key travels in x-api-key,
 // the header every Messages API server accepts; the SDK's WithAPIKey would send
 // it as an Authorization bearer token instead.
 type anthropicProvider struct {
@@ -48,10 +49,18 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(D
 	if err != nil {
 		return Result{}, err
 	}
+	params := p.params(model, req)
+	return p.r.withRetries(ctx, emit, func(emit func(Delta)) (Result, error) {
+		return p.attempt(ctx, model, params, emit)
+	})
+}
+
+// attempt makes one call.
+func (p *anthropicProvider) attempt(ctx context.Context, model string, params anthropic.MessageNewParams, emit func(Delta)) (Result, error) {
 	callCtx, cancel := p.r.callContext(ctx)
 	defer cancel()
 
-	stream := p.client.Messages.NewStreaming(callCtx, p.params(model, req),
+	stream := p.client.Messages.NewStreaming(callCtx, params,
 		option.WithHTTPClient(statusDoer{r: p.r, model: model}))
 	defer stream.Close()
 
@@ -137,7 +146,7 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(D
 			if apiErr.Message != "" {
 				msg += ": " + clip(apiErr.Message)
 			}
-			return Result{}, p.r.fail(0, msg+"; try again", err)
+			return Result{}, p.r.fail(anthropicErrorStatus[string(apiErr.Type())], msg+"; try again", err)
 		}
 		phase := phaseConnect
 		if events > 0 {
@@ -163,9 +172,11 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(D
 	return res, nil
 }
 
-// params maps a Request onto the Messages API: the system prompt in System, tool
-// calls as tool_use blocks, and each run of consecutive tool results as one user
-// message of tool_result blocks. Empty text blocks are left out: the API refuses them.
+// params maps a Request onto the Messages API: the system prompt in System, the
+// messages as alternating makes them, tool calls as tool_use blocks, and each run of
+// consecutive tool results as one user message of tool_result blocks, which also
+// takes the text of a user message that follows it (a turn stopped once its tools
+// had run). Empty text blocks are left out: the API refuses them.
 func (p *anthropicProvider) params(model string, req Request) anthropic.MessageNewParams {
 	params := anthropic.MessageNewParams{
 		Model:     anthropic.Model(model),
@@ -178,12 +189,21 @@ func (p *anthropicProvider) params(model string, req Request) anthropic.MessageN
 		params.System = []anthropic.TextBlockParam{{Text: req.System}}
 	}
 	msgs := make([]anthropic.MessageParam, 0, len(req.Messages))
-	for i, m := range req.Messages {
+	// user is the open user message of tool results, if the last message is one.
+	var user *anthropic.UserMessageParam
+	for _, m := range alternating(req.Messages) {
 		switch m.Role {
 		case RoleUser:
-			if m.Text != "" {
-				msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Text)))
+			text := m.Text
+			if text == "" {
+				text = emptyPrompt
 			}
+			if user != nil {
+				user.Content = append(user.Content, anthropic.NewTextBlock(text))
+			} else {
+				msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(text)))
+			}
+			user = nil
 		case RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
 			if m.Text != "" {
@@ -192,16 +212,15 @@ func (p *anthropicProvider) params(model string, req Request) anthropic.MessageN
 			for _, tc := range m.ToolCalls {
 				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, jsontext.Value(argumentsText(tc.Arguments)), tc.Name))
 			}
-			if len(blocks) > 0 {
-				msgs = append(msgs, anthropic.NewAssistantMessage(blocks...))
-			}
+			msgs = append(msgs, anthropic.NewAssistantMessage(blocks...))
+			user = nil
 		case RoleTool:
 			block := anthropic.NewToolResultBlock(m.ToolCallID, toolResultText(m), m.IsError)
-			if i > 0 && req.Messages[i-1].Role == RoleTool && len(msgs) > 0 && msgs[len(msgs)-1].OfUser != nil {
-				last := msgs[len(msgs)-1].OfUser
-				last.Content = append(last.Content, block)
+			if user != nil {
+				user.Content = append(user.Content, block)
 			} else {
 				msgs = append(msgs, anthropic.NewUserMessage(block))
+				user = msgs[len(msgs)-1].OfUser
 			}
 		}
 	}
@@ -215,6 +234,18 @@ func (p *anthropicProvider) params(model string, req Request) anthropic.MessageN
 	}
 	return params
 }
+
+// anthropicErrorStatus is the HTTP status of an error event's type, for the error
+// events whose status says whether another attempt may help.
+var anthropicErrorStatus = map[string]int{
+	"rate_limit_error":      http.StatusTooManyRequests,
+	"overloaded_error":      statusOverloaded,
+	"api_error":             http.StatusInternalServerError,
+	"invalid_request_error": http.StatusBadRequest,
+}
+
+// emptyPrompt stands for an empty prompt: the API refuses a user message without text.
+const emptyPrompt = "(empty message)"
 
 // inputSchema maps a JSON Schema object onto the SDK's input_schema: properties
 // and required have fields of their own, every other keyword but type rides

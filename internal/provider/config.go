@@ -18,6 +18,9 @@ type Config struct {
 	APIKey    string        // secret: never logged, never in an error
 	APIKeyEnv string        // name of an env var holding the key; used when APIKey is empty
 	Timeout   time.Duration // whole-request timeout; 0 means 300s
+	// MaxRetries is how many times a call that failed before any output with HTTP
+	// 429, 503, 529 or a connection error is tried again (SPEC §20); 0: never.
+	MaxRetries int
 
 	// HTTPClient sends the requests of the openai and anthropic kinds. nil means a
 	// client of the provider's own, on a clone of http.DefaultTransport. Its Timeout,

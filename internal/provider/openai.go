@@ -36,6 +36,14 @@ func (p *openAI) Stream(ctx context.Context, req Request, emit func(Delta)) (Res
 	if err != nil {
 		return Result{}, err
 	}
+	creq := p.request(model, req)
+	return p.r.withRetries(ctx, emit, func(emit func(Delta)) (Result, error) {
+		return p.attempt(ctx, model, creq, emit)
+	})
+}
+
+// attempt makes one call.
+func (p *openAI) attempt(ctx context.Context, model string, creq openai.ChatCompletionRequest, emit func(Delta)) (Result, error) {
 	callCtx, cancel := p.r.callContext(ctx)
 	defer cancel()
 
@@ -47,7 +55,7 @@ func (p *openAI) Stream(ctx context.Context, req Request, emit func(Delta)) (Res
 	cfg.EmptyMessagesLimit = openAIEmptyLinesMax
 	client := openai.NewClientWithConfig(cfg)
 
-	stream, err := client.CreateChatCompletionStream(callCtx, p.request(model, req))
+	stream, err := client.CreateChatCompletionStream(callCtx, creq)
 	if err != nil {
 		if errors.Is(err, openai.ErrChatCompletionInvalidModel) || isOpenAIValidation(err) {
 			return Result{}, p.r.fail(0, "the request does not suit the model "+strconv.Quote(model)+": "+err.Error(), err)
@@ -157,20 +165,27 @@ func addOpenAICallDelta(calls []*partialCall, tc openai.ToolCall) []*partialCall
 }
 
 // request maps a Request onto a chat completion: the system prompt first, then the
-// messages; assistant tool calls as function tool calls, results as role tool.
+// messages as alternating makes them; assistant tool calls as function tool calls,
+// results as role tool.
+//
+// A user message right after tool results (a turn stopped once its tools had run)
+// gets an assistant message saying so before it: strict chat templates (Mistral's,
+// among others) leave tool results and the assistant messages that made calls out
+// of their alternation check, and would see two user messages in a row.
 func (p *openAI) request(model string, req Request) openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
 	}
-	for _, m := range req.Messages {
+	afterTool := false
+	for _, m := range alternating(req.Messages) {
 		switch m.Role {
 		case RoleUser:
+			if afterTool {
+				msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: StoppedReply})
+			}
 			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
 		case RoleAssistant:
-			if m.Text == "" && len(m.ToolCalls) == 0 {
-				continue // nothing said: servers refuse an empty assistant message
-			}
 			msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
 			for _, tc := range m.ToolCalls {
 				msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{
@@ -187,6 +202,7 @@ func (p *openAI) request(model string, req Request) openai.ChatCompletionRequest
 				ToolCallID: m.ToolCallID,
 			})
 		}
+		afterTool = m.Role == RoleTool
 	}
 	creq := openai.ChatCompletionRequest{
 		Model:         model,

@@ -92,6 +92,10 @@ type Error struct {
 	Status   int
 	Message  string
 	Err      error
+
+	// connection marks a failure to reach the server or a stream cut off: worth
+	// another attempt when nothing was streamed yet.
+	connection bool
 }
 
 func (e *Error) Error() string { return e.Provider + ": " + e.Message }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net"
 	"net/http"
@@ -31,6 +32,9 @@ type remote struct {
 	keyEnv  string
 	timeout time.Duration
 	http    *http.Client
+
+	retries int                                   // at most this many attempts after the first
+	jitter  func(max time.Duration) time.Duration // a random duration in [0, max]
 }
 
 func newRemote(cfg Config, key string) *remote {
@@ -43,6 +47,8 @@ func newRemote(cfg Config, key string) *remote {
 		keyEnv:  cfg.APIKeyEnv,
 		timeout: cfg.Timeout,
 		http:    cfg.HTTPClient,
+		retries: max(cfg.MaxRetries, 0),
+		jitter:  func(d time.Duration) time.Duration { return rand.N(d + 1) },
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
@@ -96,6 +102,13 @@ func (r *remote) fail(status int, msg string, err error) *Error {
 	return &Error{Provider: r.name, Status: status, Message: r.redact(msg), Err: err}
 }
 
+// connFailure is a failure to reach the server or a stream cut off.
+func (r *remote) connFailure(msg string, err error) *Error {
+	e := r.fail(0, msg, err)
+	e.connection = true
+	return e
+}
+
 // redact removes the API key from text that came from elsewhere (a response body,
 // an error of the network stack).
 func (r *remote) redact(s string) string {
@@ -133,16 +146,18 @@ func (r *remote) classify(ctx, callCtx context.Context, phase int, err error) er
 	var dnsErr *net.DNSError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return r.fail(0, fmt.Sprintf("cannot connect to %s: connection refused; is the server running?", r.endpoint()), err)
-	case errors.As(err, &dnsErr):
+		return r.connFailure(fmt.Sprintf("cannot connect to %s: connection refused; is the server running?", r.endpoint()), err)
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 		return r.fail(0, fmt.Sprintf("cannot connect to %s: host %q not found; check providers.%s.base_url", r.endpoint(), dnsErr.Name, r.name), err)
+	case errors.As(err, &dnsErr):
+		return r.connFailure(fmt.Sprintf("cannot connect to %s: looking up %q failed: %s", r.endpoint(), dnsErr.Name, dnsErr.Err), err)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, errStreamEnded),
 		phase == phaseStream && (isNet || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
-		return r.fail(0, "the stream ended early; try again", err)
+		return r.connFailure("the stream ended early; try again", err)
 	case isNet && ne.Timeout():
-		return r.fail(0, fmt.Sprintf("the connection to %s timed out; try again", r.endpoint()), err)
+		return r.connFailure(fmt.Sprintf("the connection to %s timed out; try again", r.endpoint()), err)
 	case isNet || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF):
-		return r.fail(0, fmt.Sprintf("the request to %s failed: %s", r.endpoint(), trimErr(err)), err)
+		return r.connFailure(fmt.Sprintf("the request to %s failed: %s", r.endpoint(), trimErr(err)), err)
 	}
 	var syn *jsontext.SyntacticError
 	var sem *json.SemanticError
