@@ -58,6 +58,18 @@ type Provider struct {
 	Model     string `toml:"model,omitempty"`
 	APIKey    string `toml:"api_key,omitempty" secret:"true"` // never logged or returned
 	APIKeyEnv string `toml:"api_key_env,omitempty"`
+	// MaxRetries is how often a model call that failed before any output with HTTP
+	// 429, 503, 529 or a connection error is tried again (SPEC §20). A pointer,
+	// because 0 (never) is a real choice: unset means DefaultMaxRetries.
+	MaxRetries *int `toml:"max_retries,omitempty"`
+}
+
+// Retries is the entry's max_retries, DefaultMaxRetries when unset.
+func (p Provider) Retries() int {
+	if p.MaxRetries == nil {
+		return DefaultMaxRetries
+	}
+	return *p.MaxRetries
 }
 
 // Agent is one [agents.<alias>] entry. Zero values mean the defaults.
@@ -132,6 +144,8 @@ var KnownGrants = []string{
 // Defaults of the optional fields.
 const (
 	DefaultMaxSteps            = 25
+	DefaultMaxRetries          = 2
+	MaxMaxRetries              = 10
 	DefaultMaxContextMessages  = 200
 	DefaultMaxLocalConnections = 512
 	DefaultUploadIdleSecs      = 300

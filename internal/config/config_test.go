@@ -174,6 +174,8 @@ func TestValidationErrorsNameTheKeyAndLine(t *testing.T) {
 		{"bad name", "[users.\"a b\"]\nuid = 5\n", "users: the name \"a b\""},
 		{"base url", "[providers.p]\nkind = \"openai\"\nbase_url = \"ftp://user:pw@host\"\n", ":3: providers.p.base_url"},
 		{"env name", "[providers.p]\nkind = \"openai\"\napi_key_env = \"MY KEY\"\n", "providers.p.api_key_env"},
+		{"retries range", "[providers.p]\nkind = \"openai\"\nmax_retries = 11\n", ":3: providers.p.max_retries = 11: must be between 0 and 10"},
+		{"negative retries", "[providers.p]\nkind = \"openai\"\nmax_retries = -1\n", ":3: providers.p.max_retries = -1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := write(t, tt.body)
@@ -185,5 +187,15 @@ func TestValidationErrorsNameTheKeyAndLine(t *testing.T) {
 				t.Errorf("a URL's credentials leaked into %v", err)
 			}
 		})
+	}
+}
+
+func TestMaxRetriesDefaultsToTwoAndZeroSticks(t *testing.T) {
+	cfg, err := Load(write(t, "[providers.a]\nkind = \"openai\"\n[providers.b]\nkind = \"openai\"\nmax_retries = 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Providers["a"].Retries(), cfg.Providers["b"].Retries(); a != 2 || b != 0 {
+		t.Fatalf("Retries() = %d and %d, want 2 (unset) and 0", a, b)
 	}
 }

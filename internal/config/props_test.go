@@ -31,6 +31,7 @@ func TestGetReturnsJSONOfTheProperty(t *testing.T) {
 		"providers.echo.kind":            `"echo"`,
 		"providers.remote.api_key":       `"***"`,
 		"providers.echo.api_key":         `null`, // unset
+		"providers.echo.max_retries":     `null`, // unset: the default
 		"agents.default.model":           `null`, // unset
 		"agents.default.tools":           `null`,
 		"agents.nobody.model":            `null`, // a missing map key
@@ -112,6 +113,9 @@ func TestSetParsesValuesOfThePropertysType(t *testing.T) {
 		{"agents.default.tools", `["shell",1]`, false, ``},
 		{"agents.default.tools", `["shell",null]`, false, ``},
 		{"agents.default.tools", `[]`, true, `null`}, // empty is unset
+		{"providers.echo.max_retries", `0`, true, `0`},
+		{"providers.echo.max_retries", `"5"`, true, `5`},
+		{"providers.echo.max_retries", `2.5`, false, ``},
 		{"users.new.uid", `1001`, true, `1001`},
 		{"users.new.uid", `"0"`, true, `0`},
 		{"agents.default", `{}`, false, ``},

@@ -140,6 +140,11 @@ func (c Config) validateProviders() *ValidationError {
 		if p.APIKeyEnv != "" && !envPattern.MatchString(p.APIKeyEnv) {
 			return invalid(key+".api_key_env", "= %q: want an environment variable name", p.APIKeyEnv)
 		}
+		if p.MaxRetries != nil {
+			if err := between(key+".max_retries", *p.MaxRetries, 0, MaxMaxRetries); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
