@@ -39,7 +39,7 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 	for name, p := range cfg.Providers {
 		pv, err := provider.New(provider.Config{
 			Name: name, Kind: p.Kind, BaseURL: p.BaseURL, Model: p.Model,
-			APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv, Timeout: 5 * time.Minute,
+			APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv, Timeout: 5 * time.Minute, MaxRetries: p.Retries(),
 		}, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("providers.%s: %w", name, err)
