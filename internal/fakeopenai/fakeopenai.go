@@ -1,12 +1,15 @@
 // Package fakeopenai is an OpenAI-compatible chat completions endpoint for tests: it
 // streams scripted answers the way the real API does (server-sent events, tool-call
-// deltas, a usage chunk, [DONE]) and records every request, so a test can assert
-// what the daemon gave the model. It serves loopback only and is never used outside
-// tests.
+// deltas, a usage chunk, [DONE]), fails the way it does (an HTTP status with an
+// error body and Retry-After, a stream cut off), and records every request, so a
+// test can assert what the daemon gave the model. Optionally it refuses, like the
+// strict chat templates of vLLM or llama.cpp, a context whose roles do not
+// alternate. It serves loopback only and is never used outside tests.
 package fakeopenai
 
 import (
 	"encoding/json/v2"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,31 +19,47 @@ import (
 	"time"
 )
 
-// Server is the fake endpoint.
+// Server is the fake endpoint. It is an http.Handler too, for tests that serve it
+// without a network.
 type Server struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
 	requests []map[string]any
 	script   []Answer // answers in order; the last one repeats
-	arrived  chan int // the index of each request as it arrives
+	answered int      // requests answered from the script (refused ones are not)
+	strict   bool
+	changed  chan struct{} // closed and replaced when a request arrives
 }
 
-// Answer is one streamed answer: text pieces, then tool calls. With Hold, the stream
-// stops after the pieces and stays open until the client goes away.
+// Answer is one scripted answer. With Status, the answer is that HTTP status with
+// an error body (Message) and, if set, a Retry-After header. Otherwise it streams
+// Thoughts (reasoning_content), Text pieces, then tool calls. With Hold, the stream
+// stops after the pieces and stays open until the client goes away; with Cut, the
+// connection drops after them.
 type Answer struct {
-	Text  []string
-	Calls []Call
-	Hold  bool
+	Thoughts []string
+	Text     []string
+	Calls    []Call
+	Hold     bool
+	Cut      bool
+
+	Status     int
+	RetryAfter string
+	Message    string
 }
 
 // Call is one tool call of an answer.
 type Call struct{ ID, Name, Args string }
 
+// NotAlternating is the message of the 400 a strict server answers, as vLLM's
+// Mistral and Llama templates word it.
+const NotAlternating = "Conversation roles must alternate user/assistant/user/assistant/..."
+
 // New starts a server answering with script, in order; the last answer repeats.
 func New(t testing.TB, script ...Answer) *Server {
-	f := &Server{script: script, arrived: make(chan int, 256)}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f := NewHandler(script...)
+	f.srv = httptest.NewServer(f)
 	t.Cleanup(func() {
 		f.srv.CloseClientConnections()
 		f.srv.Close()
@@ -48,21 +67,53 @@ func New(t testing.TB, script ...Answer) *Server {
 	return f
 }
 
+// NewHandler is a Server that is not listening: serve it yourself.
+func NewHandler(script ...Answer) *Server {
+	return &Server{script: script, changed: make(chan struct{})}
+}
+
+// Strict makes the server refuse, with HTTP 400 and NotAlternating, a request whose
+// messages do not alternate (see Alternates). A refused request is recorded but
+// takes no answer from the script.
+func (f *Server) Strict() *Server {
+	f.mu.Lock()
+	f.strict = true
+	f.mu.Unlock()
+	return f
+}
+
 // URL is the base URL to configure as a provider's base_url.
 func (f *Server) URL() string { return f.srv.URL + "/v1" }
 
-func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one chat completion request.
+func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req map[string]any
 	json.Unmarshal(body, &req)
 	f.mu.Lock()
-	n := len(f.requests)
 	f.requests = append(f.requests, req)
-	a := f.script[min(n, len(f.script)-1)]
+	refuse := f.strict && Alternates(req) != nil
+	var a Answer
+	if !refuse {
+		a = f.script[min(f.answered, len(f.script)-1)]
+		f.answered++
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
 	f.mu.Unlock()
-	select {
-	case f.arrived <- n:
-	default:
+
+	if refuse {
+		a = Answer{Status: http.StatusBadRequest, Message: NotAlternating}
+	}
+	if a.Status != 0 {
+		if a.RetryAfter != "" {
+			w.Header().Set("Retry-After", a.RetryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(a.Status)
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": a.Message, "type": "error", "code": a.Status}})
+		w.Write(b)
+		return
 	}
 
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -76,12 +127,18 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fl.Flush()
 	}
 	chunk(map[string]any{"role": "assistant"}, nil)
+	for _, t := range a.Thoughts {
+		chunk(map[string]any{"reasoning_content": t}, nil)
+	}
 	for _, t := range a.Text {
 		chunk(map[string]any{"content": t}, nil)
 	}
 	if a.Hold {
 		<-r.Context().Done()
 		return
+	}
+	if a.Cut {
+		panic(http.ErrAbortHandler)
 	}
 	for i, c := range a.Calls {
 		chunk(map[string]any{"tool_calls": []any{map[string]any{
@@ -105,7 +162,8 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 // Request returns the n-th request received (from 0), waiting up to 30 s for it.
 func (f *Server) Request(t testing.TB, n int) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
 	for {
 		f.mu.Lock()
 		if n < len(f.requests) {
@@ -113,11 +171,13 @@ func (f *Server) Request(t testing.TB, n int) map[string]any {
 			f.mu.Unlock()
 			return r
 		}
+		changed := f.changed
 		f.mu.Unlock()
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-timeout.C:
 			t.Fatalf("fakeopenai: request %d never arrived", n)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -131,8 +191,64 @@ func (f *Server) Count() int {
 // Messages returns a request's messages.
 func Messages(req map[string]any) []map[string]any {
 	var out []map[string]any
-	for _, m := range req["messages"].([]any) {
-		out = append(out, m.(map[string]any))
+	list, _ := req["messages"].([]any)
+	for _, m := range list {
+		mm, _ := m.(map[string]any)
+		out = append(out, mm)
 	}
 	return out
+}
+
+// Alternates checks a request's messages as the strictest chat templates do: after
+// an optional system message the first is a user message; every tool result follows
+// the assistant message that made the call, or another result, and answers one of
+// its calls; each call is answered before the next user or assistant message; and,
+// leaving out the tool results and the assistant messages that made calls (as
+// Mistral's template does), user and assistant messages alternate, starting with a
+// user message.
+func Alternates(req map[string]any) error {
+	msgs := Messages(req)
+	if len(msgs) > 0 && msgs[0]["role"] == "system" {
+		msgs = msgs[1:]
+	}
+	if len(msgs) == 0 {
+		return errors.New("no messages")
+	}
+	if msgs[0]["role"] != "user" {
+		return fmt.Errorf("message 0 is %v, not user", msgs[0]["role"])
+	}
+	pending := map[string]bool{} // calls awaiting a result
+	want := "user"               // the next role of the alternation
+	for i, m := range msgs {
+		role, _ := m["role"].(string)
+		calls, _ := m["tool_calls"].([]any)
+		if role != "tool" && len(pending) > 0 {
+			return fmt.Errorf("message %d (%s) comes before every call has its result", i, role)
+		}
+		switch {
+		case role == "tool":
+			id, _ := m["tool_call_id"].(string)
+			if !pending[id] {
+				return fmt.Errorf("message %d is a result for %q, which no call is waiting for", i, id)
+			}
+			delete(pending, id)
+		case role == "assistant" && len(calls) > 0:
+			if want != "assistant" {
+				return fmt.Errorf("message %d: an assistant message where a user message belongs", i)
+			}
+			for _, c := range calls {
+				cm, _ := c.(map[string]any)
+				id, _ := cm["id"].(string)
+				pending[id] = true
+			}
+		case role == "user" || role == "assistant":
+			if role != want {
+				return fmt.Errorf("message %d is %s where %s belongs", i, role, want)
+			}
+			want = map[string]string{"user": "assistant", "assistant": "user"}[role]
+		default:
+			return fmt.Errorf("message %d has the role %q", i, role)
+		}
+	}
+	return nil
 }

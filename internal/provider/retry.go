@@ -26,9 +26,6 @@ const (
 	RetryAfterMax   = 30 * time.Second
 )
 
-// DefaultMaxRetries is providers.<name>.max_retries when the entry names none.
-const DefaultMaxRetries = 2
-
 // withRetries runs call, which makes one attempt and streams through the emit it is
 // given, until it succeeds, fails for good, or ctx ends. A cancel during a wait ends
 // it at once with ctx's error.

@@ -1,0 +1,336 @@
+// Package fakeanthropic is an Anthropic Messages API endpoint for tests: it streams
+// scripted answers the way the real API does (server-sent events message_start,
+// ping, content_block_start / content_block_delta with text_delta, thinking_delta
+// and input_json_delta / content_block_stop, message_delta, message_stop, and error
+// events), fails the way it does (an HTTP status with an error body and
+// retry-after, a stream cut off), and records every request, so a test can assert
+// what the daemon gave the model. Optionally it refuses a context whose roles do not
+// strictly alternate. It serves loopback only and is never used outside tests.
+package fakeanthropic
+
+import (
+	"encoding/json/v2"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is the fake endpoint. It is an http.Handler too, for tests that serve it
+// without a network.
+type Server struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	requests []map[string]any
+	keys     []string // the x-api-key of each request
+	script   []Answer // answers in order; the last one repeats
+	answered int      // requests answered from the script (refused ones are not)
+	strict   bool
+	changed  chan struct{} // closed and replaced when a request arrives
+}
+
+// Answer is one scripted answer. With Status, the answer is that HTTP status with
+// an error body (ErrorType, Message) and, if set, a retry-after header. Otherwise
+// it streams a thinking block of Thinking pieces, a text block of Text pieces, then
+// a tool_use block per call with its input in the pieces of Call.Input. With
+// ErrorEvent set, an error event of that type (with Message) follows the pieces
+// instead of the rest. With Hold, the stream stops after the pieces and stays open
+// until the client goes away; with Cut, the connection drops after them.
+type Answer struct {
+	Thinking []string
+	Text     []string
+	Calls    []Call
+	Hold     bool
+	Cut      bool
+
+	ErrorEvent string // e.g. "overloaded_error"
+
+	Status     int
+	RetryAfter string
+	ErrorType  string // default "api_error"
+	Message    string
+}
+
+// Call is one tool_use block; Input is its JSON in the pieces it streams in.
+type Call struct {
+	ID, Name string
+	Input    []string
+}
+
+// NotAlternating is the message of the 400 a strict server answers.
+const NotAlternating = "messages: roles must alternate between \"user\" and \"assistant\""
+
+// New starts a server answering with script, in order; the last answer repeats.
+func New(t testing.TB, script ...Answer) *Server {
+	f := NewHandler(script...)
+	f.srv = httptest.NewServer(f)
+	t.Cleanup(func() {
+		f.srv.CloseClientConnections()
+		f.srv.Close()
+	})
+	return f
+}
+
+// NewHandler is a Server that is not listening: serve it yourself.
+func NewHandler(script ...Answer) *Server {
+	return &Server{script: script, changed: make(chan struct{})}
+}
+
+// Strict makes the server refuse, with HTTP 400 and NotAlternating, a request whose
+// messages do not alternate (see Alternates). A refused request is recorded but
+// takes no answer from the script.
+func (f *Server) Strict() *Server {
+	f.mu.Lock()
+	f.strict = true
+	f.mu.Unlock()
+	return f
+}
+
+// URL is the base URL to configure as a provider's base_url.
+func (f *Server) URL() string { return f.srv.URL }
+
+// ServeHTTP answers one messages request.
+func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	json.Unmarshal(body, &req)
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.keys = append(f.keys, r.Header.Get("X-Api-Key"))
+	refuse := f.strict && Alternates(req) != nil
+	var a Answer
+	if !refuse {
+		a = f.script[min(f.answered, len(f.script)-1)]
+		f.answered++
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+
+	if r.URL.Path != "/v1/messages" {
+		a = Answer{Status: http.StatusNotFound, ErrorType: "not_found_error", Message: "no route " + r.URL.Path}
+	}
+	if refuse {
+		a = Answer{Status: http.StatusBadRequest, ErrorType: "invalid_request_error", Message: NotAlternating}
+	}
+	if a.Status != 0 {
+		if a.RetryAfter != "" {
+			w.Header().Set("Retry-After", a.RetryAfter)
+		}
+		typ := a.ErrorType
+		if typ == "" {
+			typ = "api_error"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(a.Status)
+		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": a.Message}})
+		w.Write(b)
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl := w.(http.Flusher)
+	event := func(name string, data map[string]any) {
+		data["type"] = name
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		fl.Flush()
+	}
+	model, _ := req["model"].(string)
+	event("message_start", map[string]any{"message": map[string]any{
+		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 3, "output_tokens": 1},
+	}})
+	event("ping", map[string]any{})
+	index := 0
+	block := func(start map[string]any, deltas []map[string]any) {
+		event("content_block_start", map[string]any{"index": index, "content_block": start})
+		for _, d := range deltas {
+			event("content_block_delta", map[string]any{"index": index, "delta": d})
+		}
+		event("content_block_stop", map[string]any{"index": index})
+		index++
+	}
+	if len(a.Thinking) > 0 {
+		var ds []map[string]any
+		for _, t := range a.Thinking {
+			ds = append(ds, map[string]any{"type": "thinking_delta", "thinking": t})
+		}
+		ds = append(ds, map[string]any{"type": "signature_delta", "signature": "sig"})
+		block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, ds)
+	}
+	if len(a.Text) > 0 {
+		start := map[string]any{"type": "text", "text": ""}
+		if a.Hold || a.Cut || a.ErrorEvent != "" {
+			// The block stays open: what follows is the interruption.
+			event("content_block_start", map[string]any{"index": index, "content_block": start})
+			for _, t := range a.Text {
+				event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "text_delta", "text": t}})
+			}
+		} else {
+			var ds []map[string]any
+			for _, t := range a.Text {
+				ds = append(ds, map[string]any{"type": "text_delta", "text": t})
+			}
+			block(start, ds)
+		}
+	}
+	switch {
+	case a.Hold:
+		<-r.Context().Done()
+		return
+	case a.Cut:
+		panic(http.ErrAbortHandler)
+	case a.ErrorEvent != "":
+		event("error", map[string]any{"error": map[string]any{"type": a.ErrorEvent, "message": a.Message}})
+		return
+	}
+	for _, c := range a.Calls {
+		var ds []map[string]any
+		for _, p := range c.Input {
+			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": p})
+		}
+		block(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}, ds)
+	}
+	reason := "end_turn"
+	if len(a.Calls) > 0 {
+		reason = "tool_use"
+	}
+	event("message_delta", map[string]any{
+		"delta": map[string]any{"stop_reason": reason, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 2},
+	})
+	event("message_stop", map[string]any{})
+}
+
+// Request returns the n-th request received (from 0), waiting up to 30 s for it.
+func (f *Server) Request(t testing.TB, n int) map[string]any {
+	t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		f.mu.Lock()
+		if n < len(f.requests) {
+			r := f.requests[n]
+			f.mu.Unlock()
+			return r
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timeout.C:
+			t.Fatalf("fakeanthropic: request %d never arrived", n)
+		}
+	}
+}
+
+// Key is the x-api-key header of the n-th request (which must have arrived).
+func (f *Server) Key(n int) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keys[n]
+}
+
+// Count is how many requests arrived so far.
+func (f *Server) Count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+// Messages returns a request's messages.
+func Messages(req map[string]any) []map[string]any {
+	var out []map[string]any
+	list, _ := req["messages"].([]any)
+	for _, m := range list {
+		mm, _ := m.(map[string]any)
+		out = append(out, mm)
+	}
+	return out
+}
+
+// Blocks returns a message's content blocks; a string content is one text block.
+func Blocks(m map[string]any) []map[string]any {
+	if s, ok := m["content"].(string); ok {
+		return []map[string]any{{"type": "text", "text": s}}
+	}
+	var out []map[string]any
+	list, _ := m["content"].([]any)
+	for _, b := range list {
+		bm, _ := b.(map[string]any)
+		out = append(out, bm)
+	}
+	return out
+}
+
+// Alternates checks a request's messages as the Messages API defines them, without
+// the merging of consecutive messages of one role that the real API does: the first
+// is a user message, user and assistant messages alternate, no message and no text
+// block is empty, each tool_use of an assistant message is answered by a
+// tool_result block in the user message right after it, those results come
+// before any text of that message, and the last message is a user message.
+func Alternates(req map[string]any) error {
+	msgs := Messages(req)
+	if len(msgs) == 0 {
+		return errors.New("no messages")
+	}
+	var pending map[string]bool // tool_use ids of the previous assistant message
+	for i, m := range msgs {
+		role, _ := m["role"].(string)
+		want := "user"
+		if i%2 == 1 {
+			want = "assistant"
+		}
+		if role != want {
+			return fmt.Errorf("message %d is %q where %q belongs", i, role, want)
+		}
+		blocks := Blocks(m)
+		if len(blocks) == 0 {
+			return fmt.Errorf("message %d has no content", i)
+		}
+		next := map[string]bool{}
+		text := false
+		for j, b := range blocks {
+			switch b["type"] {
+			case "text":
+				if s, _ := b["text"].(string); s == "" {
+					return fmt.Errorf("message %d block %d: an empty text block", i, j)
+				}
+				text = true
+			case "tool_use":
+				if role != "assistant" {
+					return fmt.Errorf("message %d block %d: tool_use in a user message", i, j)
+				}
+				id, _ := b["id"].(string)
+				next[id] = true
+			case "tool_result":
+				id, _ := b["tool_use_id"].(string)
+				switch {
+				case role != "user":
+					return fmt.Errorf("message %d block %d: tool_result in an assistant message", i, j)
+				case !pending[id]:
+					return fmt.Errorf("message %d block %d: tool_result for %q, which the previous message did not call", i, j, id)
+				case text:
+					return fmt.Errorf("message %d block %d: tool_result after text", i, j)
+				}
+				delete(pending, id)
+			}
+		}
+		if len(pending) > 0 {
+			return fmt.Errorf("message %d does not answer every tool_use of the one before", i)
+		}
+		pending = next
+	}
+	if len(msgs)%2 == 0 {
+		return errors.New("the last message is the assistant's: the API would continue it, not answer")
+	}
+	return nil
+}
