@@ -273,19 +273,6 @@ func TestAnthropicDescribesHTTPFailures(t *testing.T) {
 	}
 }
 
-func TestAnthropicMakesOneAttemptOnly(t *testing.T) {
-	calls := 0
-	srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
-		calls++
-		w.WriteHeader(http.StatusServiceUnavailable)
-	})
-	p := newTestAnthropic(t, srv.URL)
-	_, err := p.Stream(context.Background(), Request{Messages: []Message{user("hi")}}, func(Delta) {})
-	if pe := asError(t, err); pe.Status != 503 || calls != 1 {
-		t.Errorf("status %d after %d attempts", pe.Status, calls)
-	}
-}
-
 func TestAnthropicReportsAStreamCutMidway(t *testing.T) {
 	for name, cut := range map[string]func(){
 		"connection dropped": func() { panic(http.ErrAbortHandler) },

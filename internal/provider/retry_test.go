@@ -338,3 +338,24 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// The Anthropic SDK retries by itself unless told not to: with our policy allowing
+// one retry, a server that is always unavailable sees exactly two attempts.
+func TestTheSDKsAddNoRetriesOfTheirOwn(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					calls.Add(1)
+					w.WriteHeader(http.StatusServiceUnavailable)
+				})
+				p := retrying(t, kind, h, 1)
+				_, err := p.Stream(context.Background(), Request{Messages: []Message{user("hi")}}, func(Delta) {})
+				if pe := asError(t, err); pe.Status != 503 || calls.Load() != 2 {
+					t.Errorf("status %d after %d attempts, want 503 after 2", pe.Status, calls.Load())
+				}
+			})
+		})
+	}
+}
