@@ -9,7 +9,9 @@ import (
 func TestAlternatingMendsEveryMalformedContext(t *testing.T) {
 	call := func(id string) ToolCall { return ToolCall{ID: id, Name: "look", Arguments: jsontext.Value(`{}`)} }
 	u := func(s string) Message { return Message{Role: RoleUser, Text: s} }
-	a := func(s string, calls ...ToolCall) Message { return Message{Role: RoleAssistant, Text: s, ToolCalls: calls} }
+	a := func(s string, calls ...ToolCall) Message {
+		return Message{Role: RoleAssistant, Text: s, ToolCalls: calls}
+	}
 	r := func(id, s string) Message { return Message{Role: RoleTool, ToolCallID: id, Name: "look", Text: s} }
 	missing := func(id string) Message {
 		return Message{Role: RoleTool, ToolCallID: id, Name: "look", Text: Unanswered, IsError: true}
