@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,16 @@ func newProvider(t *testing.T, kind, url string) provider.Provider {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// offTheTestGoroutine fails the test from another goroutine, which may not call
+// FailNow: Fatalf reports and ends only that goroutine.
+type offTheTestGoroutine struct{ testing.TB }
+
+func (g offTheTestGoroutine) Fatalf(format string, args ...any) {
+	g.Helper()
+	g.Errorf(format, args...)
+	runtime.Goexit()
 }
 
 // look is a tool that changes nothing.
@@ -214,8 +225,8 @@ func TestEveryWayATurnEndsIsFollowedByAnAlternatingRequest(t *testing.T) {
 					switch tt.cancel {
 					case "at request":
 						go func() {
-							f.request(t, 0)
-							cancel()
+							defer cancel()
+							f.request(offTheTestGoroutine{t}, 0)
 						}()
 					case "at delta":
 						h.cancelAtDelta = cancel
