@@ -42,6 +42,7 @@ const (
 	OpCheckpoint    = "checkpoint"
 	OpEndTurn       = "end_turn"
 	OpRecover       = "recover"
+	OpInterrupt     = "interrupt"
 	OpTrim          = "trim"
 	OpReserveSeq    = "reserve_seq"
 	OpAppendUpdates = "append_updates"

@@ -134,6 +134,24 @@ func (s *Store) EndTurn(ctx context.Context, sessionID, turnID string) error {
 	})
 }
 
+// InterruptTurn finishes a running turn that cannot go on because storing its
+// progress failed (SPEC §16), as Recover does after a crash: in one transaction the
+// checkpoints it did store join the visible transcript, then one marker row
+// (RoleMarker, Interrupted) whose text is reason, and the turn is marked
+// interrupted. The model context needs no change: the stored checkpoints are in it.
+// A turn that has already ended changes nothing and returns nil, so a caller may
+// retry after an error. ErrNotFound when there is no such turn.
+func (s *Store) InterruptTurn(ctx context.Context, sessionID, turnID, reason string) error {
+	return s.write(ctx, OpInterrupt, func(tx *sql.Tx) error {
+		state, err := turnState(ctx, tx, sessionID, turnID)
+		if err != nil || state != TurnRunning {
+			return err
+		}
+		marker := Row{Role: RoleMarker, Text: reason, TurnID: turnID, Interrupted: true}
+		return finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker})
+	})
+}
+
 // finishTurn transcribes a running turn's checkpoints (then the extra rows), sets
 // its final state, and drops the checkpoints a snapshot already covers: Trim keeps
 // those of running turns only until they reach the transcript.
