@@ -48,18 +48,20 @@ func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
 // Message records each message of the model context as it happens (SPEC §9): the
 // prompt opens the turn, every later message is a checkpoint event of its own, so a
 // crash loses at most the one being written.
+// A checkpoint that cannot be stored ends the turn (storage.go).
 func (h *hooks) Message(m provider.Message) {
 	s, ctx := h.s, h.turn.storage
-	var id int64
-	var err error
-	if h.turn.begun {
-		id, err = s.mgr.st.AppendCheckpoint(ctx, s.ID, h.turn.id, m)
-	} else {
-		id, err = s.mgr.st.BeginTurn(ctx, s.ID, h.turn.id, m)
-		h.turn.begun = err == nil
+	if h.turn.promptStored { // the prompt: stored before the model was called
+		h.turn.promptStored = false
+		return
 	}
+	if h.turn.storageErr != nil {
+		return // the turn is ending; what follows the failure is not stored
+	}
+	id, err := s.mgr.st.AppendCheckpoint(ctx, s.ID, h.turn.id, m)
 	if err != nil {
-		s.mgr.log.Error("storing a checkpoint failed", "session", s.ID, "turn", h.turn.id, "role", m.Role, "err", err)
+		s.mgr.log.Error("storing a checkpoint failed; the turn ends", "session", s.ID, "turn", h.turn.id, "role", m.Role, "err", err)
+		h.turn.failStorage(err)
 		return
 	}
 	s.mu.Lock()

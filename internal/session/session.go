@@ -38,6 +38,8 @@ type Session struct {
 	checkpoint int64              // the id of the last checkpoint stored
 	waiting    int                // prompts queued behind the running turn
 	turn       *runningTurn
+	stale      bool                   // a turn failed in storage: context must be reloaded (storage.go)
+	unfinished string                 // the turn a storage failure left running in the store, if any
 	approvals  map[string]chan string // requestId -> decision
 	always     map[string]bool        // tools allowed for the rest of the session
 	closed     bool
@@ -48,6 +50,9 @@ type runningTurn struct {
 	cancel  context.CancelCauseFunc
 	storage context.Context // the turn's context without its cancel, for storage
 	begun   bool            // the store has the turn (BeginTurn succeeded); only the turn touches it
+	// promptStored: beginTurn stored the prompt, so the hook skips the first message.
+	promptStored bool
+	storageErr   error // the first write of the turn that failed (storage.go)
 }
 
 // Why a turn was cancelled, for the log.
@@ -151,6 +156,16 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 		return PromptResult{}, errNotFound(s.ID)
 	}
 	s.turn = t
+	s.mu.Unlock()
+	if err := s.beginTurn(t, text); err != nil { // before any model call (SPEC §16)
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+		cancel(err)
+		<-s.slot
+		return PromptResult{}, err
+	}
+	s.mu.Lock()
 	history := s.context
 	s.mu.Unlock()
 
@@ -167,14 +182,18 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t},
 		})
-		if err := s.mgr.st.EndTurn(t.storage, s.ID, t.id); err != nil {
-			s.mgr.log.Error("committing a turn to the transcript failed", "session", s.ID, "turn", t.id, "err", err)
-		}
+		storageErr := s.commitTurn(t)
 		s.mu.Lock()
-		s.context = out.Context
+		if storageErr == nil { // else repair reloads the context from the store
+			s.context = out.Context
+		}
 		s.turn = nil
 		s.mu.Unlock()
-		s.trim(t)
+		if storageErr != nil {
+			out = storageOutcome(out, storageErr)
+		} else {
+			s.trim(t)
+		}
 		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
 			"cause", context.Cause(turnCtx))
 		result <- PromptResult{

@@ -1,0 +1,136 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+)
+
+// What a turn does when a write it owes storage fails (SPEC §16): it fails, visibly,
+// and never reports success.
+//
+//   - The prompt is stored (BeginTurn) before the model is called; when that fails the
+//     prompt answers a Storage error and nothing else happens.
+//   - A checkpoint that fails mid-turn cancels the turn at once (cause: the storage
+//     error), so no further model call or tool runs on a history the store does not
+//     have; a commit (EndTurn) that fails fails the turn too. Either way the turn ends
+//     with stopReason "error" and a text starting "storage failed:".
+//   - What the failed turn did store is finished as interrupted (its stored progress
+//     plus a marker row, store.InterruptTurn) right away, or, while storage still
+//     fails, before the session's next turn. The live model context is then reloaded
+//     from the store, so memory and disk agree again; until both steps succeed every
+//     new prompt fails with a Storage error before the model is called. Once space
+//     returns the next prompt repairs and runs, without a restart.
+
+// StorageFailedPrefix starts the text of a turn that ended because storage failed.
+const StorageFailedPrefix = "storage failed: "
+
+// storageMarker is the text of the marker row of a turn that storage failed.
+const storageMarker = "turn interrupted: storing its progress failed"
+
+// beginTurn makes the session consistent with the store after a failed turn
+// (repair), then stores the prompt as the turn's first checkpoint. It runs holding
+// the turn slot, before the model is called.
+func (s *Session) beginTurn(t *runningTurn, text string) error {
+	if err := s.repair(t.storage); err != nil {
+		return err
+	}
+	id, err := s.mgr.st.BeginTurn(t.storage, s.ID, t.id, provider.Message{Role: provider.RoleUser, Text: text})
+	if err != nil {
+		s.mgr.log.Error("storing the prompt failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
+		return errStorage(err)
+	}
+	t.begun, t.promptStored = true, true
+	s.mu.Lock()
+	s.checkpoint = id
+	s.mu.Unlock()
+	return nil
+}
+
+// failStorage records the first storage failure of the turn and cancels it, so it
+// goes no further. Only the turn's goroutine calls it.
+func (t *runningTurn) failStorage(err error) {
+	if t.storageErr == nil {
+		t.storageErr = err
+		t.cancel(err)
+	}
+}
+
+// commitTurn ends the turn in the store (EndTurn), or, when a write of the turn
+// failed, finishes it as interrupted. It returns the turn's storage failure, nil
+// when everything it owed was stored. It runs holding the turn slot.
+func (s *Session) commitTurn(t *runningTurn) error {
+	if t.storageErr == nil {
+		err := s.mgr.st.EndTurn(t.storage, s.ID, t.id)
+		if err == nil {
+			return nil
+		}
+		s.mgr.log.Error("committing a turn to the transcript failed", "session", s.ID, "turn", t.id, "err", err)
+		t.storageErr = err
+	}
+	s.mu.Lock()
+	s.stale = true
+	s.mu.Unlock()
+	if t.begun {
+		s.mu.Lock()
+		s.unfinished = t.id
+		s.mu.Unlock()
+	}
+	if err := s.repair(t.storage); err != nil {
+		s.mgr.log.Warn("a failed turn stays unfinished in storage until the next prompt", "session", s.ID, "turn", t.id)
+	}
+	return t.storageErr
+}
+
+// repair finishes the turn a storage failure left unfinished and reloads the model
+// context from the store, when a turn failed in storage; else it does nothing.
+func (s *Session) repair(ctx context.Context) error {
+	s.mu.Lock()
+	stale, unfinished := s.stale, s.unfinished
+	s.mu.Unlock()
+	if !stale {
+		return nil
+	}
+	if unfinished != "" {
+		if err := s.mgr.st.InterruptTurn(ctx, s.ID, unfinished, storageMarker); err != nil {
+			s.mgr.log.Error("finishing a turn that failed in storage failed", "session", s.ID, "turn", unfinished, "err", err)
+			return errStorage(err)
+		}
+		s.mu.Lock()
+		s.unfinished = ""
+		s.mu.Unlock()
+	}
+	history, err := s.mgr.st.Context(ctx, s.ID)
+	if err != nil {
+		s.mgr.log.Error("reloading the model context after a storage failure failed", "session", s.ID, "err", err)
+		return errStorage(err)
+	}
+	s.mu.Lock()
+	s.context, s.stale = history, false
+	s.mu.Unlock()
+	return nil
+}
+
+// storageOutcome is how a turn whose storage failed ends: stopReason "error" and a
+// text that says so. The text names the storage error (SQLite's "database or disk is
+// full", the system's "no space left on device") but never a path.
+func storageOutcome(out agent.Outcome, err error) agent.Outcome {
+	for {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+			continue
+		}
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			break
+		}
+		err = inner
+	}
+	out.StopReason = agent.Error
+	out.Text = StorageFailedPrefix + err.Error() + "; the turn's progress up to the failure is kept"
+	return out
+}
