@@ -1,0 +1,234 @@
+package rpc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+)
+
+// SPEC §16 through the store's failure injection point (store.Options.FailWrites),
+// so these run without root; cmd/zeroclaw's storage test does the same on a really
+// full file system.
+
+// faults fails the store writes it names, as a full disk does, until cleared; a
+// write may first be let through a number of times.
+type faults struct {
+	mu  sync.Mutex
+	ops map[string]int // op -> how many more writes succeed before they fail
+}
+
+var errDiskFull = errors.New("database or disk is full (13)")
+
+func (f *faults) fail(ops ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ops = map[string]int{}
+	for _, op := range ops {
+		f.ops[op] = 0
+	}
+}
+
+// failAfter lets op succeed n more times, then fails it.
+func (f *faults) failAfter(op string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ops[op] = n
+}
+
+func (f *faults) clear() { f.fail() }
+
+func (f *faults) hook(op string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.ops[op]
+	switch {
+	case !ok:
+		return nil
+	case n > 0:
+		f.ops[op] = n - 1
+		return nil
+	}
+	return errDiskFull
+}
+
+// faultyServer serves conf from a store that fails the writes f names, plus a fake
+// OpenAI endpoint behind agent "fake" (autonomy full) that answers script.
+func faultyServer(t *testing.T, script ...fakeopenai.Answer) (*harness, *faults, *fakeopenai.Server) {
+	t.Helper()
+	f := &faults{}
+	st, err := store.Open(filepath.Join(t.TempDir(), "sessions.db"), store.Options{FailWrites: f.hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if len(script) == 0 {
+		script = []fakeopenai.Answer{{Text: []string{"ok"}}}
+	}
+	fake := fakeopenai.New(t, script...)
+	conf := agentsConfig()
+	conf.Providers["fake"] = config.Provider{Kind: "openai", BaseURL: fake.URL(), Model: "m"}
+	conf.Agents["fake"] = config.Agent{Provider: "fake", Autonomy: config.Full}
+	return startServerWith(t, Config{}, conf, session.Options{Store: st}), f, fake
+}
+
+// transcript is the session's visible rows as "role:text", markers as "marker!".
+func transcript(t *testing.T, p *peer, sid string) string {
+	t.Helper()
+	res := p.must("session/messages", fmt.Sprintf(`{"sessionId":%q}`, sid))
+	var rows []string
+	for _, m := range res["messages"].([]any) {
+		r := m.(map[string]any)
+		if r["interrupted"] == true {
+			rows = append(rows, "marker!")
+			continue
+		}
+		rows = append(rows, fmt.Sprint(r["role"], ":", r["text"]))
+	}
+	return strings.Join(rows, " | ")
+}
+
+func wantStorageFailed(t *testing.T, res map[string]any) {
+	t.Helper()
+	text, _ := res["text"].(string)
+	if res["stopReason"] != "error" || !strings.HasPrefix(text, "storage failed: ") {
+		t.Fatalf("turn = %v, want stopReason error and a text starting %q", res, "storage failed: ")
+	}
+	if strings.Contains(text, string(filepath.Separator)+"tmp") {
+		t.Errorf("the text names a path: %q", text)
+	}
+}
+
+func TestPromptWhoseMessageCannotBeStoredFailsBeforeTheModelIsCalled(t *testing.T) {
+	h, f, fake := faultyServer(t)
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	p.must("session/prompt", prompt(sid, "first"))
+
+	f.fail(store.OpBeginTurn)
+	_, err := p.call("session/prompt", prompt(sid, "lost"))
+	if e := wantCode(t, err, -32603); strings.Contains(e.Message, string(filepath.Separator)) {
+		t.Errorf("the error names a path: %q", e.Message)
+	}
+	if n := fake.Count(); n != 1 {
+		t.Fatalf("the model was called %d times, want once (the first turn only)", n)
+	}
+	if st := p.must("status", ""); fmt.Sprint(st["sessions"]) != fmt.Sprintf("[map[agentAlias:fake sessionId:%s state:idle]]", sid) {
+		t.Errorf("after the failed prompt the session is %v, want idle", st["sessions"])
+	}
+	if got := transcript(t, p, sid); got != "user:first | assistant:ok" {
+		t.Fatalf("transcript %q: the first turn must stay, the failed prompt must not appear", got)
+	}
+
+	f.clear() // space returns: the same live session works again
+	if r := p.must("session/prompt", prompt(sid, "again")); r["stopReason"] != "end_turn" {
+		t.Fatalf("after recovery: %v", r)
+	}
+	if got := roles(fake.Request(t, 1)); got != "user:first assistant:ok user:again" {
+		t.Errorf("the model got %q: the prompt that failed to store must not reach it", got)
+	}
+}
+
+func TestCheckpointFailureMidTurnEndsItWithStorageFailed(t *testing.T) {
+	tests := []struct {
+		name     string
+		stored   int    // checkpoints of the turn that succeed before the failure
+		progress string // what the transcript keeps of the failed turn
+		ran      bool   // whether the tool ran
+	}{
+		{"the model's answer", 0, "user:second | marker!", false},
+		{"the tool result", 1, `user:second | assistant:let me | tool_call:{"path":"ran","content":"x"} | marker!`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, f, fake := faultyServer(t,
+				fakeopenai.Answer{Text: []string{"ok"}},
+				fakeopenai.Answer{Text: []string{"let me"}, Calls: []fakeopenai.Call{{ID: "c1", Name: "write_file", Args: `{"path":"ran","content":"x"}`}}},
+				fakeopenai.Answer{Text: []string{"fine"}})
+			p := h.peer(t, "")
+			created := p.must("session/new", `{"agentAlias":"fake"}`)
+			sid, workspace := created["sessionId"].(string), created["workspaceDir"].(string)
+			p.must("session/prompt", prompt(sid, "first"))
+
+			// Storage goes away mid-turn, for everything but the prompt and reads: the
+			// failed turn cannot even be finished.
+			f.fail(store.OpInterrupt, store.OpEndTurn)
+			f.failAfter(store.OpCheckpoint, tt.stored)
+			res := p.must("session/prompt", prompt(sid, "second"))
+			wantStorageFailed(t, res)
+			if _, err := os.Stat(filepath.Join(workspace, "ran")); (err == nil) != tt.ran {
+				t.Errorf("the tool ran: %v, want %v", err == nil, tt.ran)
+			}
+			if n := fake.Count(); n != 2 {
+				t.Errorf("the model was called %d times, want 2: none after the failed checkpoint", n)
+			}
+			// While the failed turn cannot be finished, a new prompt fails before the model.
+			f.fail(store.OpInterrupt)
+			_, err := p.call("session/prompt", prompt(sid, "third"))
+			wantCode(t, err, -32603)
+			if n := fake.Count(); n != 2 {
+				t.Errorf("the model was called during the outage (%d calls)", n)
+			}
+			if got := transcript(t, p, sid); got != "user:first | assistant:ok" {
+				t.Fatalf("transcript during the outage %q, want the first turn intact", got)
+			}
+
+			f.clear() // space returns: no restart needed
+			if r := p.must("session/prompt", prompt(sid, "fourth")); r["stopReason"] != "end_turn" || r["text"] != "fine" {
+				t.Fatalf("after recovery: %v", r)
+			}
+			want := "user:first | assistant:ok | " + tt.progress + " | user:fourth | assistant:fine"
+			if got := transcript(t, p, sid); got != want {
+				t.Errorf("transcript %q, want %q", got, want)
+			}
+			sent := roles(fake.Request(t, 2))
+			if !strings.HasPrefix(sent, "user:first assistant:ok user:second") || !strings.Contains(sent, "fourth") ||
+				strings.Contains(sent, "calls") != (tt.stored > 0) {
+				t.Errorf("the model got %q: want the stored context and the new prompt", sent)
+			}
+		})
+	}
+}
+
+func TestCommitFailureEndsTheTurnWithStorageFailed(t *testing.T) {
+	h, f, _ := faultyServer(t)
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	p.must("session/prompt", prompt(sid, "first"))
+
+	f.fail(store.OpEndTurn)
+	wantStorageFailed(t, p.must("session/prompt", prompt(sid, "second")))
+	// The turn's checkpoints were stored: its progress is shown, marked interrupted.
+	if got, want := transcript(t, p, sid), "user:first | assistant:ok | user:second | assistant:ok | marker!"; got != want {
+		t.Errorf("transcript %q, want %q", got, want)
+	}
+	f.clear()
+	if r := p.must("session/prompt", prompt(sid, "third")); r["stopReason"] != "end_turn" {
+		t.Fatalf("after recovery: %v", r)
+	}
+}
+
+// roles renders a model request's messages as "role:content", tool calls as
+// "role:N calls".
+func roles(req map[string]any) string {
+	var out []string
+	for _, m := range fakeopenai.Messages(req) {
+		if m["role"] == "system" {
+			continue
+		}
+		s := fmt.Sprint(m["role"], ":", m["content"])
+		if calls, ok := m["tool_calls"].([]any); ok {
+			s = fmt.Sprintf("%v:%d calls", m["role"], len(calls))
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
