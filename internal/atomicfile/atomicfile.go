@@ -4,14 +4,17 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
 // TempSuffix names the temporary file beside the target: path + TempSuffix. The name
-// is fixed rather than random so that a crash leaves at most one stray file, which the
-// next write reuses. Writers of one path must therefore be serialized by the caller.
+// is fixed rather than random so that a crash leaves at most one stray file per
+// target, which RemoveTemp finds without guessing and the next write would reuse.
+// Writers of one path must therefore be serialized by the caller.
 const TempSuffix = ".tmp"
 
 // Write replaces path with data, mode perm. The temporary file is opened without
@@ -52,4 +55,26 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: syncing its directory: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// RemoveTemp removes the temporary file an interrupted Write of path left behind
+// (SPEC §16: removed at the next start). It does not follow a link at that name and
+// removes nothing else; a missing file is not an error. Call it only while no Write
+// of path can be running (at start, holding the daemon's lock).
+func RemoveTemp(path string) (removed bool, err error) {
+	tmp := path + TempSuffix
+	fi, err := os.Lstat(tmp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("removing the temporary file of %s: %w", filepath.Base(path), err)
+	}
+	if fi.IsDir() { // never ours: Write opens a file there
+		return false, fmt.Errorf("removing the temporary file of %s: %s is a directory", filepath.Base(path), filepath.Base(tmp))
+	}
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("removing the temporary file of %s: %w", filepath.Base(path), err)
+	}
+	return true, nil
 }

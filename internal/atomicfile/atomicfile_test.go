@@ -83,3 +83,43 @@ func TestLinkAtTheTempNameIsNotFollowed(t *testing.T) {
 		t.Fatalf("victim overwritten: %q", b)
 	}
 }
+
+func TestRemoveTempRemovesWhatAnInterruptedWriteLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	os.WriteFile(path, []byte("kept"), 0o600)
+	if removed, err := RemoveTemp(path); err != nil || removed {
+		t.Fatalf("RemoveTemp with no temporary file = %v, %v", removed, err)
+	}
+	os.WriteFile(path+TempSuffix, []byte("half a wri"), 0o600)
+	if removed, err := RemoveTemp(path); err != nil || !removed {
+		t.Fatalf("RemoveTemp = %v, %v", removed, err)
+	}
+	if _, err := os.Lstat(path + TempSuffix); !os.IsNotExist(err) {
+		t.Errorf("temporary file still there: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "kept" {
+		t.Errorf("target changed to %q", b)
+	}
+}
+
+func TestRemoveTempRemovesALinkNotItsTarget(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	os.Symlink(victim, path+TempSuffix)
+	if _, err := RemoveTemp(path); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
+		t.Fatalf("victim %q, %v", b, err)
+	}
+	os.Mkdir(path+TempSuffix, 0o700)
+	if _, err := RemoveTemp(path); err == nil {
+		t.Error("a directory at the temporary name was removed without complaint")
+	}
+}

@@ -98,6 +98,16 @@ func OpenPairings(path string) (*Pairings, error) {
 	return p, nil
 }
 
+// RemoveTemp removes the temporary file a pairing write interrupted by a crash left
+// beside the pairings file. Call it only while no write can be running: the daemon
+// does, at start, once it holds its endpoint's lock.
+func (p *Pairings) RemoveTemp() (removed bool, err error) {
+	if p.path == "" {
+		return false, nil
+	}
+	return atomicfile.RemoveTemp(p.path)
+}
+
 // hashToken is the stored form of a token.
 func hashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))

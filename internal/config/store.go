@@ -50,10 +50,22 @@ type Live struct {
 	waiting atomic.Int32
 }
 
-// NewLive returns a Live serving cfg, which should come from Load.
+// NewLive returns a Live serving cfg, which should come from Load. With a Dir, the
+// temporary file a config write interrupted by a crash left there is removed
+// (SPEC §16): the daemon builds its Live once, holding its endpoint's lock, so no
+// write can be running.
 func NewLive(cfg Config, opts LiveOptions) *Live {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Dir != "" {
+		removed, err := atomicfile.RemoveTemp(filepath.Join(opts.Dir, FileName))
+		switch {
+		case err != nil:
+			opts.Logger.Warn("a config write interrupted earlier left a temporary file that cannot be removed", "err", err)
+		case removed:
+			opts.Logger.Info("removed the temporary file of a config write interrupted earlier", "file", FileName+atomicfile.TempSuffix)
+		}
 	}
 	l := &Live{opts: opts, lock: make(chan struct{}, 1)}
 	l.cur.Store(&cfg)
