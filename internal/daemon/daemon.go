@@ -73,6 +73,12 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	// After Listen: holding the endpoint's lock, this daemon alone writes the data dir.
+	// A pairing write a crash interrupted may have left its temporary file (SPEC §16).
+	if removed, err := pairings.RemoveTemp(); err != nil {
+		log.Warn("a pairing write interrupted earlier left a temporary file that cannot be removed", "err", err)
+	} else if removed {
+		log.Info("removed the temporary file of a pairing write interrupted earlier")
+	}
 	st, err := store.Open(filepath.Join(dirs.DataDir, "sessions.db"), store.Options{Keep: cfg.RPC.ReplayEvents})
 	if err != nil {
 		ln.Close()
