@@ -26,8 +26,9 @@ const (
 // Credential is what a connection proved at initialize. Authority is derived from it
 // again on every call, against the configuration in force at that moment.
 type Credential struct {
-	// UID is a local peer's uid; -1 when the platform cannot tell (a Windows pipe,
-	// whose ACL admits only the daemon's own user).
+	// UID is a local peer's uid; -1 when it is unknown: on Windows, which has no uids
+	// (the pipe's ACL admits only the daemon's own user), or where reading the
+	// peer's credentials failed, which Resolve refuses.
 	UID int
 	// Pairing is the hash of the pairing token a WSS peer presented; empty for a
 	// local peer.
@@ -75,6 +76,7 @@ func (a Authority) MayUseAgent(alias string) bool {
 // Policy turns credentials into authority. Its zero value trusts nothing but what
 // the configuration says; DaemonUID must be set for the operator to be recognized.
 type Policy struct {
+	// DaemonUID is the daemon's own uid (os.Getuid), -1 on Windows, which has none.
 	DaemonUID int
 	Pairings  *Pairings // nil: no pairing token is valid
 }
@@ -84,6 +86,11 @@ type Policy struct {
 //     admin operator;
 //   - another local uid is the [users.<name>] entry with that uid, else
 //     ErrUnknownPeer;
+//   - a local peer whose uid is unknown is refused (ErrNoPeerCredentials) where
+//     the daemon has a uid: the kernel could not say who connected, and guessing
+//     the daemon's own user would make anyone the admin. Where the daemon has no
+//     uid either (Windows), the endpoint's ACL admits only the daemon's user, so
+//     the peer is that user;
 //   - a pairing token is the operator, or the user it was created for, while it is
 //     paired (else ErrUnpaired) and the user is in the roster (else ErrUnknownUser).
 //
@@ -105,8 +112,8 @@ func (p Policy) Resolve(cfg config.Config, cred Credential) (Authority, error) {
 		return authorityOf(cfg, user, u), nil
 	}
 	uid := cred.UID
-	if uid < 0 {
-		uid = p.DaemonUID // the endpoint admits only the daemon's user
+	if uid < 0 && p.DaemonUID >= 0 {
+		return Authority{}, ErrNoPeerCredentials // fail closed, never as the operator
 	}
 	if uid == p.DaemonUID && cfg.Security.TrustDaemonUID {
 		return Authority{Principal: Operator()}, nil

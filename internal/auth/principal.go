@@ -24,6 +24,10 @@ func Operator() Principal { return Principal{ID: OperatorID, Admin: true} }
 // ErrUnknownPeer means the peer's uid maps to no principal.
 var ErrUnknownPeer = errors.New("this user is not allowed to use the daemon")
 
+// ErrNoPeerCredentials means the local peer's credentials could not be read, so
+// nobody can say who it is.
+var ErrNoPeerCredentials = errors.New("the peer's credentials could not be read, so its user is unknown")
+
 // ErrUnpaired means a pairing token is unknown or was revoked.
 var ErrUnpaired = errors.New("the pairing token is unknown or was revoked")
 

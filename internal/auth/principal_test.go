@@ -41,7 +41,7 @@ func TestLocalPeersResolveToPrincipals(t *testing.T) {
 		err  error
 	}{
 		{"daemon uid", roster(), daemon, Principal{ID: "operator", Admin: true}, nil},
-		{"pipe or no peer credentials", roster(), -1, Principal{ID: "operator", Admin: true}, nil},
+		{"no peer credentials is nobody, never the operator", roster(), -1, Principal{}, ErrNoPeerCredentials},
 		{"roster user", roster(), 1001, Principal{ID: "user:alice"}, nil},
 		{"admin profile", roster(), 1002, Principal{ID: "user:bob", Admin: true}, nil},
 		{"uid 0 is a real uid", roster(), 0, Principal{ID: "user:root"}, nil},
@@ -60,6 +60,21 @@ func TestLocalPeersResolveToPrincipals(t *testing.T) {
 				t.Errorf("Resolve(uid %d) = %+v, %v; want %+v, %v", tt.uid, a.Principal, err, tt.want, tt.err)
 			}
 		})
+	}
+}
+
+// Windows has no uids: the daemon's is -1 like every pipe peer's, and the pipe's
+// ACL admits only the daemon's user.
+func TestAPeerWithoutAUIDIsTheOperatorOnlyWhereTheDaemonHasNone(t *testing.T) {
+	p := Policy{DaemonUID: -1}
+	a, err := p.Resolve(roster(), Local(-1))
+	if err != nil || a.Principal != Operator() {
+		t.Fatalf("Resolve(pipe peer) on Windows = %+v, %v; want the operator", a.Principal, err)
+	}
+	untrusting := roster()
+	untrusting.Security.TrustDaemonUID = false
+	if _, err := p.Resolve(untrusting, Local(-1)); !errors.Is(err, ErrUnknownPeer) {
+		t.Errorf("Resolve(pipe peer) without trust_daemon_uid = %v, want ErrUnknownPeer", err)
 	}
 }
 
