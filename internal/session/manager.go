@@ -198,8 +198,8 @@ func (m *Manager) New(ctx context.Context, p NewParams) (s *Session, resumed boo
 }
 
 // workspaceFor picks the session's workspace: cwd when given (an existing absolute
-// directory; inside the agent's workspace unless the caller is an admin), else the
-// agent's workspace, created 0700 when missing.
+// directory; inside the agent's workspace, links resolved, unless the caller is an
+// admin), else the agent's workspace, created 0700 when missing.
 func workspaceFor(a *Agent, p NewParams) (string, error) {
 	if p.Cwd == "" {
 		if err := os.MkdirAll(a.Workspace, 0o700); err != nil {
@@ -217,10 +217,21 @@ func workspaceFor(a *Agent, p NewParams) (string, error) {
 	if err != nil || !fi.IsDir() {
 		return "", bad("is not an existing directory")
 	}
-	if !p.Caller.Admin && !within(a.Workspace, p.Cwd) {
+	if p.Caller.Admin {
+		return p.Cwd, nil
+	}
+	// The tools resolve links, so the check must too: a link inside the agent's
+	// workspace that points outside would otherwise widen the session's root. The
+	// session keeps the resolved path, so a link swapped later changes nothing.
+	real, err := filepath.EvalSymlinks(p.Cwd)
+	if err != nil {
+		return "", bad("is not an existing directory")
+	}
+	root, err := filepath.EvalSymlinks(a.Workspace)
+	if err != nil || !within(root, real) {
 		return "", bad("must lie inside the agent's workspace")
 	}
-	return p.Cwd, nil
+	return real, nil
 }
 
 // Get returns the live session id if the caller may see it.
