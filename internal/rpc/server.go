@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json/jsontext"
+	"errors"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/version"
 	"io"
 	"log/slog"
@@ -365,9 +366,13 @@ func (c *connState) CanElicit() bool {
 	return h != nil && h.capabilities.Elicitation != nil && h.capabilities.Elicitation.Form != nil
 }
 
-// Elicit sends elicitation/create and waits for the client's answer.
+// Elicit sends elicitation/create and waits for the client's answer. An error
+// object is an answer that fails the question (session.ElicitError).
 func (c *connState) Elicit(ctx context.Context, p session.ElicitParams) (session.ElicitResult, error) {
 	var r session.ElicitResult
 	err := c.conn.Call(ctx, "elicitation/create", p, &r)
+	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return r, &session.ElicitError{Message: je.Message}
+	}
 	return r, err
 }
