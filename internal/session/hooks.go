@@ -128,11 +128,12 @@ func (h *hooks) resolved(requestID string) {
 // Ask implements ask_user through elicitation/create: the question goes to every
 // attached client that declared form elicitation, the first answer wins, and the
 // others are told through request_resolved. No capable client, a decline, a cancel,
-// an empty answer or the timeout all mean no answer.
-func (h *hooks) Ask(ctx context.Context, question string, choices []string) (string, bool) {
+// an empty answer or the timeout all mean no answer; a first answer that is an
+// error object is a failure (ElicitError).
+func (h *hooks) Ask(ctx context.Context, question string, choices []string) (string, bool, error) {
 	subs := h.s.capableSubscribers()
 	if len(subs) == 0 {
-		return "", false
+		return "", false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.s.mgr.opts.ElicitTimeout)
 	defer cancel()
@@ -153,8 +154,13 @@ func (h *hooks) Ask(ctx context.Context, question string, choices []string) (str
 	}
 	var answer string
 	var ok bool
+	var failed error
 	for range subs {
 		rep := <-replies
+		if _, isAnswer := rep.err.(*ElicitError); isAnswer {
+			failed = rep.err
+			break
+		}
 		if rep.err != nil {
 			continue // this client failed to answer; another may
 		}
@@ -165,7 +171,7 @@ func (h *hooks) Ask(ctx context.Context, question string, choices []string) (str
 	}
 	cancel() // withdraw the question from the clients that did not answer first
 	h.resolved(p.RequestID)
-	return answer, ok
+	return answer, ok, failed
 }
 
 func answerSchema(choices []string) jsontext.Value {

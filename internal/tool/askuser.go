@@ -11,7 +11,8 @@ import (
 // AskUser is the ask_user tool: a question put to the user through an attached
 // client (elicitation/create), optionally with choices. When nobody answers (no
 // capable client, a decline, a cancel, a timeout) the model gets "no answer", which
-// is an outcome to reason about rather than an error.
+// is an outcome to reason about rather than an error. A client that answers with an
+// error object fails the call (isError).
 type AskUser struct{}
 
 // NoAnswer is ask_user's output when the user did not answer.
@@ -50,7 +51,10 @@ func (AskUser) Run(ctx context.Context, env Env, args jsontext.Value) Result {
 	if env.Asker == nil {
 		return Result{Output: NoAnswer}
 	}
-	answer, ok := env.Asker.Ask(ctx, a.Question, a.Choices)
+	answer, ok, err := env.Asker.Ask(ctx, a.Question, a.Choices)
+	if err != nil {
+		return failure("ask_user failed: %v", err)
+	}
 	if !ok {
 		return Result{Output: NoAnswer}
 	}

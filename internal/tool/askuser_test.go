@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json/jsontext"
+	"errors"
 	"slices"
 	"testing"
 )
@@ -12,15 +13,16 @@ import (
 type fakeAsker struct {
 	answer   string
 	ok       bool
+	err      error // the answering client reported a failure
 	question string
 	choices  []string
 	calls    int
 }
 
-func (f *fakeAsker) Ask(ctx context.Context, question string, choices []string) (string, bool) {
+func (f *fakeAsker) Ask(ctx context.Context, question string, choices []string) (string, bool, error) {
 	f.calls++
 	f.question, f.choices = question, choices
-	return f.answer, f.ok
+	return f.answer, f.ok, f.err
 }
 
 func TestAskUser(t *testing.T) {
@@ -49,6 +51,8 @@ func TestAskUser(t *testing.T) {
 			want: "invalid arguments: ", wantErr: true},
 		{name: "choices not strings", asker: &fakeAsker{ok: true}, args: `{"question":"q","choices":[1,2]}`,
 			want: "invalid arguments: ", wantErr: true},
+		{name: "the client answered with an error", asker: &fakeAsker{err: errors.New("form rejected")},
+			args: `{"question":"q"}`, want: "ask_user failed: form rejected", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,7 +63,7 @@ func TestAskUser(t *testing.T) {
 			r := AskUser{}.Run(context.Background(), env, jsontext.Value(tt.args))
 			if tt.wantErr {
 				mustFail(t, r, tt.want)
-				if tt.asker.calls != 0 {
+				if tt.asker.err == nil && tt.asker.calls != 0 {
 					t.Fatal("the user was asked despite invalid arguments")
 				}
 				return

@@ -30,8 +30,10 @@ type Env struct {
 
 // Asker asks the user a question through an attached client (elicitation/create).
 // ok is false when nobody answered: no capable client, decline, cancel or timeout.
+// err is set when the client that answered reported a failure instead (an error
+// object): the tool then fails.
 type Asker interface {
-	Ask(ctx context.Context, question string, choices []string) (answer string, ok bool)
+	Ask(ctx context.Context, question string, choices []string) (answer string, ok bool, err error)
 }
 
 // Result is a tool's output as the model and the client see it.
