@@ -232,7 +232,7 @@ func TestAskUserThroughElicitation(t *testing.T) {
 		}, "no answer"},
 		{"error", `{"elicitation":{"form":{}}}`, func(id any) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","error":{"code":-1,"message":"no"},"id":%q}`, id)
-		}, "no answer"},
+		}, "ask_user failed: the client answered with an error: no"}, // a failure: isError
 		{"client without elicitation", "", nil, "no answer"},
 	}
 	for _, tt := range tests {
@@ -247,6 +247,9 @@ func TestAskUserThroughElicitation(t *testing.T) {
 			r := p.updateOf("tool_result")
 			if r["rawOutput"] != tt.want {
 				t.Errorf("ask_user result %v, want %q", r["rawOutput"], tt.want)
+			}
+			if wantErr := tt.name == "error"; r["isError"] != wantErr {
+				t.Errorf("ask_user isError %v, want %v", r["isError"], wantErr)
 			}
 			select {
 			case req := <-p.requests:
