@@ -29,6 +29,8 @@ type options struct {
 	elicit       ElicitationHandler
 	onUpdate     func(Update)
 	chunkTimeout time.Duration
+	queueFrames  int    // WithUpdateQueue; 0: DefaultQueueFrames
+	queueBytes   int    // WithUpdateQueue; 0: DefaultQueueBytes
 	token        string // WithToken
 	fingerprint  string // WithFingerprint: lowercase hex, no colons
 }
@@ -51,6 +53,13 @@ func WithElicitationHandler(h ElicitationHandler) Option { return func(o *option
 
 // WithUpdateHandler is SetUpdateHandler at dial time.
 func WithUpdateHandler(f func(Update)) Option { return func(o *options) { o.onUpdate = f } }
+
+// WithUpdateQueue bounds the updates waiting for their callback: at most frames
+// updates or bytes bytes (0: DefaultQueueFrames, DefaultQueueBytes). An update that
+// does not fit is not dropped silently: see LaggedError.
+func WithUpdateQueue(frames, bytes int) Option {
+	return func(o *options) { o.queueFrames, o.queueBytes = frames, bytes }
+}
 
 // Client is one connection to the daemon. Its methods are safe for concurrent use.
 type Client struct {
@@ -139,7 +148,7 @@ func newClient(f jsonrpc.Framer, addr string, o options, started *startedDaemon)
 		opts:     o,
 		started:  started,
 		runDone:  make(chan struct{}),
-		queue:    newUpdateQueue(),
+		queue:    newUpdateQueue(o.queueFrames, o.queueBytes),
 		elicit:   o.elicit,
 		global:   o.onUpdate,
 		prompts:  make(map[string]*promptSub),
@@ -296,8 +305,13 @@ func (c *Client) subscribe(sessionID string, fn func(Update)) func() {
 }
 
 // settle waits until every update read before now has been handed to its callback.
-func (c *Client) settle(ctx context.Context) {
+// It returns a *LaggedError when updates of the session were discarded.
+func (c *Client) settle(ctx context.Context, sessionID string) error {
 	c.queue.waitDelivered(ctx, c.queue.pushed())
+	if after, lagged := c.queue.laggedAt(sessionID); lagged {
+		return &LaggedError{SessionID: sessionID, AfterSeq: after}
+	}
+	return nil
 }
 
 // pollInterval is how often a starting daemon's endpoint is tried.

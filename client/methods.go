@@ -51,21 +51,27 @@ func (c *Client) NewSession(ctx context.Context, p NewSessionParams) (*Session, 
 // updates go to the update handler (SetUpdateHandler), or to onUpdate when it is not
 // nil; all of them have been handed over when Attach returns. Pass LastSeq to replay
 // exactly what this client missed. Updates older than the daemon keeps fail with an
-// *Error whose Reason is "replay_truncated".
+// *Error whose Reason is "replay_truncated". When onUpdate fell so far behind that
+// updates had to be discarded, Attach returns its result with a *LaggedError.
 func (c *Client) Attach(ctx context.Context, sessionID string, afterSeq uint64, onUpdate func(Update)) (*AttachResult, error) {
 	defer c.subscribe(sessionID, onUpdate)()
 	var r AttachResult
 	err := c.Call(ctx, "session/attach", map[string]any{"sessionId": sessionID, "afterSeq": afterSeq}, &r)
-	c.settle(ctx)
+	lagged := c.settle(ctx, sessionID)
 	if err != nil {
 		return nil, err
+	}
+	if lagged != nil {
+		return &r, lagged
 	}
 	return &r, nil
 }
 
 // Prompt runs one turn (session/prompt) and returns its result. While it runs, the
 // session's updates go to onUpdate (when not nil) in the order the daemon sent them;
-// every update of the turn has been handed to onUpdate when Prompt returns.
+// every update of the turn has been handed to onUpdate when Prompt returns. When
+// onUpdate fell so far behind that updates had to be discarded, Prompt returns the
+// result together with a *LaggedError.
 // attachments are file entries from Upload (or {ref_id} of an earlier upload); their
 // markers are appended to the prompt. A turn that stopped (cancelled, max_steps,
 // error) is not an error: see PromptResult.StopReason. Ending ctx stops waiting but
@@ -78,9 +84,12 @@ func (c *Client) Prompt(ctx context.Context, sessionID, text string, attachments
 	}
 	var r PromptResult
 	err := c.Call(ctx, "session/prompt", params, &r)
-	c.settle(ctx)
+	lagged := c.settle(ctx, sessionID)
 	if err != nil {
 		return nil, err
+	}
+	if lagged != nil {
+		return &r, lagged // the turn's result, and the updates it could not deliver
 	}
 	return &r, nil
 }

@@ -2,36 +2,99 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
+
+// Bounds of the update queue, the same as the daemon's per-connection queue (SPEC
+// §15): whichever fills first.
+const (
+	DefaultQueueFrames = 2048
+	DefaultQueueBytes  = 4 << 20
+)
+
+// UpdateLagged is the Type of the Update a callback receives when the client had to
+// discard updates of a session (see LaggedError). The daemon sends the same type,
+// with the same meaning, when its own queue for this connection overflowed.
+const UpdateLagged = "lagged"
 
 // updateQueue keeps session/update notifications in arrival order between the
 // connection's reader (which must never wait for a callback, or the answers the
 // callback waits for could not be read) and the one goroutine that runs callbacks.
-// It is unbounded: the daemon produces updates only as fast as its turns run, and a
-// slow callback must not make it drop any.
+//
+// It is bounded like the daemon's queue (frames and bytes). The reader cannot wait
+// for room, so an update that does not fit is not queued, and from then on the
+// client discards every update of that session on this connection: a partial stream
+// would be worse than none. Nothing is lost silently: right behind the session's
+// last queued update the callback gets one Update{Type: "lagged", AfterSeq}, and the
+// Prompt or Attach in flight on that session returns a *LaggedError. The caller
+// recovers everything after AfterSeq with Attach on a new connection, where the
+// daemon guarantees no gap and no duplicate (this one stays attached to the session,
+// so the daemon would send the live updates twice).
 type updateQueue struct {
+	maxFrames, maxBytes int
+
 	mu      sync.Mutex
 	cond    *sync.Cond
 	items   []Update
-	in, out uint64 // updates pushed, updates delivered
+	bytes   int               // of the queued updates' Raw
+	in, out uint64            // updates pushed, updates delivered
+	last    map[string]uint64 // per session: the seq of the last update queued
+	lagged  map[string]uint64 // per session whose updates are discarded: its AfterSeq
 	closed  bool
 	stopped bool // run has returned, or is about to
 	exited  chan struct{}
 }
 
-func newUpdateQueue() *updateQueue {
-	q := &updateQueue{exited: make(chan struct{})}
+func newUpdateQueue(maxFrames, maxBytes int) *updateQueue {
+	if maxFrames <= 0 {
+		maxFrames = DefaultQueueFrames
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultQueueBytes
+	}
+	q := &updateQueue{
+		maxFrames: maxFrames, maxBytes: maxBytes,
+		last: make(map[string]uint64), lagged: make(map[string]uint64),
+		exited: make(chan struct{}),
+	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
 
+// push queues u, or discards it when its session lags or it does not fit. It never
+// waits.
 func (q *updateQueue) push(u Update) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, lagging := q.lagged[u.SessionID]; lagging {
+		return
+	}
+	if len(q.items) >= q.maxFrames || (len(q.items) > 0 && q.bytes+len(u.Raw) > q.maxBytes) {
+		after := q.last[u.SessionID]
+		q.lagged[u.SessionID] = after
+		// The notice goes behind what is queued, beyond the bound: one per session.
+		q.items = append(q.items, Update{SessionID: u.SessionID, Type: UpdateLagged, AfterSeq: after})
+		q.in++
+		q.cond.Broadcast()
+		return
+	}
 	q.items = append(q.items, u)
+	q.bytes += len(u.Raw)
 	q.in++
-	q.mu.Unlock()
+	if u.Seq > q.last[u.SessionID] {
+		q.last[u.SessionID] = u.Seq
+	}
 	q.cond.Broadcast()
+}
+
+// laggedAt reports whether the session's updates are being discarded, and its
+// AfterSeq.
+func (q *updateQueue) laggedAt(sessionID string) (uint64, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	after, ok := q.lagged[sessionID]
+	return after, ok
 }
 
 func (q *updateQueue) pushed() uint64 {
@@ -57,6 +120,7 @@ func (q *updateQueue) run(deliver func(Update)) {
 		u := q.items[0]
 		q.items[0] = Update{}
 		q.items = q.items[1:]
+		q.bytes -= len(u.Raw) // a lagged notice has none
 		q.mu.Unlock()
 		deliver(u)
 		q.mu.Lock()
@@ -92,3 +156,19 @@ func (q *updateQueue) close() {
 
 // wait waits for run to return.
 func (q *updateQueue) wait() { <-q.exited }
+
+// LaggedError is returned by Prompt and Attach (Prompt with its result) when the
+// client discarded updates of the session because its update queue was full: the
+// callback was slower than the daemon's stream for 2,048 updates or 4 MiB
+// (WithUpdateQueue). The callback has received every update up to AfterSeq, then an
+// Update of type "lagged". This connection delivers no more updates of the session;
+// Attach(SessionID, AfterSeq) on a new connection delivers every later one.
+type LaggedError struct {
+	SessionID string
+	AfterSeq  uint64
+}
+
+func (e *LaggedError) Error() string {
+	return fmt.Sprintf("updates of session %s after seq %d were discarded: the update callback fell behind; "+
+		"attach again with afterSeq %d on a new connection", e.SessionID, e.AfterSeq, e.AfterSeq)
+}

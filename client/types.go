@@ -32,6 +32,7 @@ type Update struct {
 	TimeoutSecs int            `json:"timeoutSecs"`
 	Dropped     int            `json:"droppedMessages"` // history_trimmed
 	Kept        int            `json:"keptMessages"`    // history_trimmed
+	AfterSeq    uint64         `json:"afterSeq"`        // lagged: every update up to this seq was delivered
 	// Raw is the notification's params exactly as received.
 	Raw jsontext.Value `json:"-"`
 }
