@@ -4,7 +4,9 @@
 // over one bidirectional connection.
 //
 // A Client streams a turn's session/update notifications to a callback in the order
-// the daemon sent them, answers the daemon's elicitation/create requests with an
+// the daemon sent them (through a queue bounded like the daemon's: a callback that
+// falls 2,048 updates or 4 MiB behind makes the session lag, never silently: see
+// LaggedError), answers the daemon's elicitation/create requests with an
 // ElicitationHandler, and uploads files in chunks with a progress callback. A
 // JSON-RPC error answer comes back as *Error, carrying the code and data.
 //
