@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,55 @@ func TestFullDiskFailsWritesAndTheStoreRecoversWhenSpaceReturns(t *testing.T) {
 	s2 := openAt(t, filepath.Join(fs.Dir, "sessions.db"))
 	if n := len(allRows(t, s2, "s1")); n != 4 {
 		t.Fatalf("after reopening: %d rows, want 4", n)
+	}
+}
+
+// A replay-log batch that fails to store leaves no silent gap (SPEC §16): a replay
+// from before the loss is answered as truncated, first from what the store
+// remembers, then, once a write works again, from the log itself.
+func TestAFailedUpdateBatchTruncatesTheReplayInsteadOfSkippingIt(t *testing.T) {
+	var on bool
+	s := open(t, Options{FailWrites: failing(OpAppendUpdates, &on)})
+	create(t, s, "s1")
+	create(t, s, "s2")
+	if err := s.AppendUpdates(ctx, updates("s1", 1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	on = true
+	if err := s.AppendUpdates(ctx, append(updates("s1", 11, 20), updates("s2", 1, 3)...)); err == nil {
+		t.Fatal("the injected failure did not fail the batch")
+	}
+	on = false
+	for _, tt := range []struct {
+		phase     string
+		afterSeq  uint64
+		wantSeqs  int
+		truncated bool
+	}{{"while failing", 5, 0, true}, {"while failing", 19, 0, true}, {"while failing", 20, 0, false}} {
+		seqs, oldest := replay(t, s, "s1", tt.afterSeq)
+		if truncated := oldest == 0 || tt.afterSeq+1 < oldest; truncated != tt.truncated || len(seqs) != tt.wantSeqs {
+			t.Errorf("%s: replay after %d gave %v (oldest %d), want truncated %v", tt.phase, tt.afterSeq, seqs, oldest, tt.truncated)
+		}
+	}
+	if err := s.AppendUpdates(ctx, updates("s1", 21, 25)); err != nil {
+		t.Fatal(err)
+	}
+	if seqs, oldest := replay(t, s, "s1", 5); oldest != 21 || len(seqs) != 5 || seqs[0] != 21 {
+		t.Fatalf("after the next write: replay after 5 = %v, oldest %d; want oldest 21 (truncated)", seqs, oldest)
+	}
+	if seqs, oldest := replay(t, s, "s1", 20); oldest != 21 || fmt.Sprint(seqs) != "[21 22 23 24 25]" {
+		t.Fatalf("replay after 20 = %v, oldest %d", seqs, oldest)
+	}
+	if n := counts(t, s, "s1")["update_runs"]; n != 1 {
+		t.Errorf("%d runs kept, want the one after the gap", n)
+	}
+	var kept int
+	s.r.QueryRowContext(ctx, "SELECT updates_kept FROM sessions WHERE id = 's1'").Scan(&kept)
+	if kept != 5 {
+		t.Errorf("updates_kept = %d, want 5", kept)
+	}
+	// The other session of the failed batch is marked too.
+	if _, oldest := replay(t, s, "s2", 0); oldest != 4 {
+		t.Errorf("s2: oldest %d, want 4 (its seqs 1-3 were lost)", oldest)
 	}
 }

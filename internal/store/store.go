@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -82,6 +83,12 @@ type Store struct {
 	keep int
 	now  func() time.Time
 	fail func(op string) error
+
+	// lost: per session, the highest seq of replay-log updates whose write failed
+	// (updates.go); their older neighbours are dropped at the next write that works,
+	// so a replay never crosses the gap.
+	lostMu sync.Mutex
+	lost   map[string]uint64
 }
 
 // Open opens (creating it 0600 if needed) the database at path, tightens an
@@ -98,7 +105,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := privateFile(path); err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, keep: opts.Keep, now: opts.Now, fail: opts.FailWrites}
+	s := &Store{path: path, keep: opts.Keep, now: opts.Now, fail: opts.FailWrites, lost: make(map[string]uint64)}
 	if s.keep <= 0 {
 		s.keep = DefaultKeep
 	}

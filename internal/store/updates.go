@@ -62,6 +62,14 @@ func (s *Store) SeqMark(ctx context.Context, sessionID string) (uint64, error) {
 //     batch is harmless;
 //   - each session's seq mark is raised to the highest seq of the batch, so a
 //     stored seq is always a reserved one, whatever the caller reserved.
+//
+// A batch that fails to store (disk full) is not silently forgotten (SPEC §16): the
+// store remembers, per session, the highest seq it lost. Until the next write of that
+// session works, Updates reports every seq up to it as no longer kept; that write
+// then drops the session's older updates in the same transaction, so the log that
+// remains has no gap and a replay from before the loss answers replay_truncated
+// instead of skipping what was lost. (What the store remembers is lost with the
+// process: a restart while writes still fail leaves the gap unmarked.)
 func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 	if len(batch) == 0 {
 		return nil
@@ -78,7 +86,15 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 		}
 		bySession[u.SessionID] = append(bySession[u.SessionID], u)
 	}
-	return s.write(ctx, OpAppendUpdates, func(tx *sql.Tx) error {
+	s.lostMu.Lock()
+	lost := make(map[string]uint64)
+	for _, id := range order {
+		if l, ok := s.lost[id]; ok {
+			lost[id] = l
+		}
+	}
+	s.lostMu.Unlock()
+	err := s.write(ctx, OpAppendUpdates, func(tx *sql.Tx) error {
 		for _, id := range order {
 			err := sessionExists(ctx, tx, id)
 			if errors.Is(err, ErrNotFound) {
@@ -86,6 +102,11 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 			}
 			if err != nil {
 				return err
+			}
+			if l, ok := lost[id]; ok {
+				if err := dropThrough(ctx, tx, id, l); err != nil {
+					return err
+				}
 			}
 			added, maxSeq, err := insertUpdates(ctx, tx, id, bySession[id])
 			if err != nil {
@@ -99,6 +120,41 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 		}
 		return nil
 	})
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	for _, id := range order {
+		if err != nil {
+			us := bySession[id]
+			s.lost[id] = max(s.lost[id], us[len(us)-1].Seq, lost[id])
+		} else if s.lost[id] == lost[id] {
+			delete(s.lost, id)
+		}
+	}
+	return err
+}
+
+// dropThrough deletes the session's stored updates with seq <= through: the ones
+// before a gap that a failed batch left.
+func dropThrough(ctx context.Context, tx *sql.Tx, sessionID string, through uint64) error {
+	mark, err := seqArg(through)
+	if err != nil {
+		return err
+	}
+	var removed sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT sum(last_seq - first_seq + 1) FROM update_runs WHERE session_id = ? AND last_seq <= ?",
+		sessionID, mark).Scan(&removed); err != nil {
+		return fmt.Errorf("store: dropping the updates of %s before a gap: %w", sessionID, err)
+	}
+	if removed.Int64 == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM update_runs WHERE session_id = ? AND last_seq <= ?", sessionID, mark); err != nil {
+		return fmt.Errorf("store: dropping the updates of %s before a gap: %w", sessionID, err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET updates_kept = updates_kept - ? WHERE id = ?", removed.Int64, sessionID); err != nil {
+		return fmt.Errorf("store: dropping the updates of %s before a gap: %w", sessionID, err)
+	}
+	return nil
 }
 
 // maxRun bounds the updates of one row of update_runs.
@@ -217,7 +273,8 @@ func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, ad
 // Updates calls fn with every stored update of the session with seq > afterSeq, in
 // seq order, and returns the oldest seq still kept (0 when none is). All of it reads
 // one snapshot, so oldest and the updates agree. The caller decides
-// replay_truncated: updates were lost when afterSeq+1 < oldest. fn runs while a read
+// replay_truncated: updates were lost when afterSeq+1 < oldest (also when a batch
+// failed to store: see AppendUpdates). fn runs while a read
 // connection is held: it should not block for long. An error from fn stops the
 // replay and is returned. ErrNotFound when there is no such session.
 func (s *Store) Updates(ctx context.Context, sessionID string, afterSeq uint64, fn func(Update) error) (uint64, error) {
@@ -225,10 +282,17 @@ func (s *Store) Updates(ctx context.Context, sessionID string, afterSeq uint64, 
 	if afterSeq < math.MaxInt64 {
 		after = int64(afterSeq)
 	}
+	s.lostMu.Lock()
+	lost, gap := s.lost[sessionID]
+	s.lostMu.Unlock()
 	var oldest int64
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		if err := sessionExists(ctx, tx, sessionID); err != nil {
 			return err
+		}
+		if gap && afterSeq < lost { // updates up to lost failed to store: none of it is replayable
+			oldest = int64(lost) + 1
+			return nil
 		}
 		var min sql.NullInt64
 		if err := tx.QueryRowContext(ctx, "SELECT min(first_seq) FROM update_runs WHERE session_id = ?", sessionID).Scan(&min); err != nil {

@@ -212,8 +212,12 @@ func TestAFailedAppendUpdatesStoresNothing(t *testing.T) {
 	if err := s.AppendUpdates(ctx, updates("s1", 1, 3)); !errors.Is(err, errInjected) {
 		t.Fatalf("AppendUpdates: %v", err)
 	}
-	if seqs, oldest := replay(t, s, "s1", 0); len(seqs) != 0 || oldest != 0 {
-		t.Errorf("stored %v", seqs)
+	// Nothing stored, and the lost seqs count as no longer kept (see AppendUpdates).
+	if seqs, oldest := replay(t, s, "s1", 0); len(seqs) != 0 || oldest != 4 {
+		t.Errorf("stored %v, oldest %d", seqs, oldest)
+	}
+	if n := counts(t, s, "s1")["update_runs"]; n != 0 {
+		t.Errorf("%d runs stored by a failed batch", n)
 	}
 	if mark, _ := s.SeqMark(ctx, "s1"); mark != 0 {
 		t.Errorf("mark = %d after a failed batch", mark)
