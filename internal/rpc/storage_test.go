@@ -232,3 +232,32 @@ func roles(req map[string]any) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// Updates whose replay-log write failed are never skipped silently by a replay: an
+// attach from before them answers replay_truncated, and one from after them works.
+func TestAReplayLogThatFailedToStoreAnswersTruncatedNotAGap(t *testing.T) {
+	h, f, _ := faultyServer(t)
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	p.must("session/prompt", prompt(sid, "first"))
+	before := p.drain()
+	seen := before[len(before)-1]["seq"].(float64)
+
+	f.fail(store.OpAppendUpdates)
+	p.must("session/prompt", prompt(sid, "lost from the log"))
+	lost := p.drain()
+	f.clear()
+	p.must("session/prompt", prompt(sid, "third"))
+	after := p.drain()
+
+	q := h.peer(t, "")
+	_, err := q.call("session/attach", fmt.Sprintf(`{"sessionId":%q,"afterSeq":%d}`, sid, int(seen)))
+	if e := wantCode(t, err, -32602); e.Data["reason"] != "replay_truncated" {
+		t.Fatalf("attach from before the lost updates: %v, want replay_truncated", e)
+	}
+	last := lost[len(lost)-1]["seq"].(float64)
+	r := q.must("session/attach", fmt.Sprintf(`{"sessionId":%q,"afterSeq":%d}`, sid, int(last)))
+	if r["replayed"] != float64(len(after)) {
+		t.Errorf("attach from after the lost updates replayed %v, want %d", r["replayed"], len(after))
+	}
+}
