@@ -46,9 +46,9 @@ func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
 }
 
 // Message records each message of the model context as it happens (SPEC §9): the
-// prompt opens the turn, every later message is a checkpoint event of its own, so a
-// crash loses at most the one being written.
-// A checkpoint that cannot be stored ends the turn (storage.go).
+// prompt opened the turn (beginTurn stored it before the model was called), every
+// later message is a checkpoint event of its own, so a crash loses at most the one
+// being written. A checkpoint that cannot be stored ends the turn (storage.go).
 func (h *hooks) Message(m provider.Message) {
 	s, ctx := h.s, h.turn.storage
 	if h.turn.promptStored { // the prompt: stored before the model was called
