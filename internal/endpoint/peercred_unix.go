@@ -5,6 +5,7 @@ package endpoint
 import (
 	"fmt"
 	"net"
+	"runtime"
 	"syscall"
 )
 
@@ -26,5 +27,9 @@ func PeerOf(c net.Conn) Peer {
 	if err := raw.Control(func(fd uintptr) { pid, uid, credErr = peerCred(int(fd)) }); err != nil || credErr != nil {
 		return unknown
 	}
-	return Peer{Label: fmt.Sprintf("unix:pid=%d,uid=%d", pid, uid), UID: uid, PID: pid}
+	label := "unix:unknown" // SPEC §1: only Linux labels its peers (SO_PEERCRED)
+	if runtime.GOOS == "linux" {
+		label = fmt.Sprintf("unix:pid=%d,uid=%d", pid, uid)
+	}
+	return Peer{Label: label, UID: uid, PID: pid}
 }
