@@ -7,17 +7,21 @@ import (
 	"encoding/json/v2"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestTranscripts runs every testdata/transcripts/*.txt file against a real Server
-// over a real Unix socket. A transcript is conformance as data:
+// over a real Unix socket, wired as the daemon wires it (config dir on disk, session
+// store, pairings; see newConfServer), as the daemon's own user. A transcript is
+// conformance as data:
 //
 //	# a comment
 //	--> {"jsonrpc":"2.0",...}   a line sent as is (it need not be valid JSON)
@@ -28,6 +32,14 @@ import (
 //
 // After a --> line with no expected reply, the harness proves the silence: it sends
 // a probe request and requires the probe's answer to be the next line.
+//
+// NAME.txt runs against a daemon whose config.toml is NAME.toml when that file
+// exists (the defaults otherwise). In sent and expected lines, ${dataDir} and
+// ${configDir} stand for that daemon's directories. A pattern "<=NAME>" matches any
+// value the first time and binds NAME to it (once its step has matched), and later
+// only that same value; ${NAME} in a later line stands for it (a string as its
+// contents, anything else as JSON). So a transcript answers the approval request it
+// was sent, and checks that every update of a turn carries that turn's turnId.
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/transcripts/*.txt")
 	if err != nil || len(files) == 0 {
@@ -35,10 +47,16 @@ func TestTranscripts(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			var body []byte
+			if b, err := os.ReadFile(strings.TrimSuffix(file, ".txt") + ".toml"); err == nil {
+				body = b
+			} else if !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			s := newConfServer(t, string(body))
 			steps := parseTranscript(t, file)
-			h := startServer(t, Config{})
-			conn := h.dial(t)
-			runTranscript(t, conn, steps)
+			conn := s.as(os.Getuid()).dial(t)
+			runTranscript(t, conn, steps, map[string]any{"dataDir": filepath.Join(s.dir, "data"), "configDir": s.dir})
 		})
 	}
 }
@@ -47,6 +65,25 @@ type step struct {
 	line   int
 	send   []byte
 	expect []string // JSON patterns, or "EOF"
+}
+
+// variable is ${NAME} in a transcript line.
+var variable = regexp.MustCompile(`\$\{([A-Za-z0-9_]+)\}`)
+
+// expand replaces every ${NAME} in line by the value of NAME.
+func expand(t *testing.T, at int, line string, vars map[string]any) string {
+	t.Helper()
+	return variable.ReplaceAllStringFunc(line, func(v string) string {
+		val, ok := vars[v[2:len(v)-1]]
+		if !ok {
+			t.Fatalf("line %d: %s is not bound", at, v)
+		}
+		if s, ok := val.(string); ok {
+			return s
+		}
+		b, _ := json.Marshal(val)
+		return string(b)
+	})
 }
 
 func parseTranscript(t *testing.T, file string) []step {
@@ -76,12 +113,13 @@ func parseTranscript(t *testing.T, file string) []step {
 	return steps
 }
 
-func runTranscript(t *testing.T, conn net.Conn, steps []step) {
+func runTranscript(t *testing.T, conn net.Conn, steps []step, vars map[string]any) {
 	t.Helper()
 	r := bufio.NewReaderSize(conn, 64<<10)
 	for n, s := range steps {
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Write(append(s.send, '\n')); err != nil {
+		send := []byte(expand(t, s.line, string(s.send), vars))
+		if _, err := conn.Write(append(send, '\n')); err != nil {
 			t.Fatalf("line %d: write: %v", s.line, err)
 		}
 		if len(s.expect) == 1 && s.expect[0] == "EOF" {
@@ -106,7 +144,11 @@ func runTranscript(t *testing.T, conn net.Conn, steps []step) {
 		for range s.expect {
 			got = append(got, readLine(t, r, s.line))
 		}
-		matchReplies(t, s.line, s.expect, got)
+		patterns := make([]string, len(s.expect))
+		for i, p := range s.expect {
+			patterns[i] = expand(t, s.line, p, vars)
+		}
+		matchReplies(t, s.line, patterns, got, vars)
 	}
 }
 
@@ -119,8 +161,9 @@ func readLine(t *testing.T, r *bufio.Reader, at int) []byte {
 	return bytes.TrimSuffix(line, []byte("\n"))
 }
 
-// matchReplies pairs every expected pattern with a distinct reply.
-func matchReplies(t *testing.T, at int, patterns []string, got [][]byte) {
+// matchReplies pairs every expected pattern with a distinct reply, and binds the
+// names the patterns capture.
+func matchReplies(t *testing.T, at int, patterns []string, got [][]byte, vars map[string]any) {
 	t.Helper()
 	used := make([]bool, len(got))
 	for _, p := range patterns {
@@ -134,8 +177,10 @@ func matchReplies(t *testing.T, at int, patterns []string, got [][]byte) {
 			if used[i] || json.Unmarshal(g, &v) != nil {
 				continue
 			}
-			if matches(want, v) {
+			bound := map[string]any{}
+			if matches(want, v, vars, bound) {
 				used[i], found = true, true
+				maps.Copy(vars, bound)
 				break
 			}
 		}
@@ -145,7 +190,9 @@ func matchReplies(t *testing.T, at int, patterns []string, got [][]byte) {
 	}
 }
 
-func matches(want, got any) bool {
+// matches reports whether got matches the pattern want. Names captured by "<=NAME>"
+// are looked up in vars, then in bound, where new ones are added.
+func matches(want, got any, vars, bound map[string]any) bool {
 	switch w := want.(type) {
 	case string:
 		switch w {
@@ -158,6 +205,17 @@ func matches(want, got any) bool {
 			_, ok := got.(string)
 			return ok
 		}
+		if name, ok := strings.CutPrefix(w, "<="); ok && strings.HasSuffix(name, ">") {
+			name = strings.TrimSuffix(name, ">")
+			if v, ok := vars[name]; ok {
+				return reflect.DeepEqual(v, got)
+			}
+			if v, ok := bound[name]; ok {
+				return reflect.DeepEqual(v, got)
+			}
+			bound[name] = got
+			return true
+		}
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok || len(g) != len(w) {
@@ -165,7 +223,7 @@ func matches(want, got any) bool {
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
-			if !ok || !matches(wv, gv) {
+			if !ok || !matches(wv, gv, vars, bound) {
 				return false
 			}
 		}
@@ -176,7 +234,7 @@ func matches(want, got any) bool {
 			return false
 		}
 		for i := range w {
-			if !matches(w[i], g[i]) {
+			if !matches(w[i], g[i], vars, bound) {
 				return false
 			}
 		}
