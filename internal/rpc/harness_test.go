@@ -22,11 +22,14 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// harness is a real Server on a real Unix socket.
+// harness is a real Server on a real Unix socket, or over net.Pipe inside a
+// synctest bubble (bubble_test.go).
 type harness struct {
 	srv    *Server
 	addr   string
 	stopFn func()
+	// pipe, when set, dials the server in a bubble; addr is then unused.
+	pipe func(t *testing.T) net.Conn
 }
 
 func startServer(t *testing.T, cfg Config) *harness {
@@ -108,6 +111,9 @@ func (h *harness) stop(t *testing.T) { h.stopFn() }
 
 func (h *harness) dial(t *testing.T) net.Conn {
 	t.Helper()
+	if h.pipe != nil {
+		return h.pipe(t)
+	}
 	c, err := net.Dial("unix", h.addr)
 	if err != nil {
 		t.Fatal(err)

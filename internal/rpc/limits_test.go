@@ -2,9 +2,16 @@ package rpc
 
 import (
 	"bytes"
+	"errors"
+	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 func TestConnectionBeyondTheLimitGetsOneErrorAndIsClosed(t *testing.T) {
@@ -31,23 +38,42 @@ func TestConnectionBeyondTheLimitGetsOneErrorAndIsClosed(t *testing.T) {
 	d.initialize()
 }
 
-func TestNoInitializeWithinTheDeadlineClosesWithoutReply(t *testing.T) {
-	h := startServer(t, Config{HandshakeTimeout: 200 * time.Millisecond})
-	c := h.client(t)
-	c.send(`{"jsonrpc":"2.0","method":"status","id":1}`) // refused, does not count
-	if m := c.recv(); m["error"] == nil {
-		t.Fatalf("status before initialize: %v", m)
+// readNothingUntil requires that nothing arrives on c before the instant at.
+func (c *client) readNothingUntil(at time.Time) {
+	c.t.Helper()
+	c.conn.SetReadDeadline(at)
+	line, err := c.r.ReadBytes('\n')
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		c.t.Fatalf("before %s: got %q, %v; want nothing yet", at.Format(time.StampNano), line, err)
 	}
-	if err := c.expectEOF(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	ok := h.client(t)
-	ok.initialize()
-	time.Sleep(400 * time.Millisecond) // past the deadline: an initialized connection stays
-	ok.send(`{"jsonrpc":"2.0","method":"status","id":2}`)
-	if m := ok.recv(); m["result"] == nil {
-		t.Fatalf("status after initialize: %v", m)
-	}
+}
+
+func TestNoInitializeWithin30SecondsClosesWithoutReply(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, config.Default(), session.Options{})
+		start := time.Now()
+		c := h.client(t)
+		ok := h.client(t)
+		c.send(`{"jsonrpc":"2.0","method":"status","id":1}`) // refused, does not count
+		if m := c.recv(); m["error"] == nil {
+			t.Fatalf("status before initialize: %v", m)
+		}
+		ok.initialize()
+		c.readNothingUntil(start.Add(HandshakeTimeout - time.Nanosecond))
+		if err := c.expectEOF(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != HandshakeTimeout {
+			t.Errorf("closed %s after connect, want exactly %s", d, HandshakeTimeout)
+		}
+		// An initialized connection stays, however long it idles.
+		time.Sleep(time.Hour)
+		ok.send(`{"jsonrpc":"2.0","method":"status","id":2}`)
+		if m := ok.recv(); m["result"] == nil {
+			t.Fatalf("status an hour after initialize: %v", m)
+		}
+	})
 }
 
 func TestOversizeLineGetsFrameTooLargeThenClose(t *testing.T) {
@@ -86,25 +112,54 @@ func TestLineOfExactlyTheCapIsServed(t *testing.T) {
 	}
 }
 
-func TestUnfinishedLineGetsFrameTimeoutThenClose(t *testing.T) {
-	h := startServer(t, Config{FrameTimeout: 300 * time.Millisecond})
-	c := h.client(t)
-	c.initialize()
-	time.Sleep(500 * time.Millisecond) // idle between lines is not a timeout
-	c.send(`{"jsonrpc":"2.0","method":"status","id":1}`)
-	if m := c.recv(); m["result"] == nil {
-		t.Fatalf("status after idling: %v", m)
-	}
-	c.conn.Write([]byte(`{"jsonrpc":"2.0","meth`))
-	m := c.recv()
-	e, _ := m["error"].(map[string]any)
-	d, _ := e["data"].(map[string]any)
-	if e["code"] != float64(-32600) || d["reason"] != "frame_timeout" || m["id"] != nil {
-		t.Fatalf("got %v, want -32600 frame_timeout with id null", m)
-	}
-	if err := c.expectEOF(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+func TestUnfinishedLineGetsFrameTimeoutAfter30SecondsThenClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, config.Default(), session.Options{})
+		c := h.client(t)
+		c.initialize()
+		time.Sleep(time.Hour) // idle between lines is not a timeout
+		c.send(`{"jsonrpc":"2.0","method":"status","id":1}`)
+		if m := c.recv(); m["result"] == nil {
+			t.Fatalf("status after idling: %v", m)
+		}
+		start := time.Now()
+		c.conn.Write([]byte(`{"jsonrpc":"2.0","meth`))
+		c.readNothingUntil(start.Add(jsonrpc.FrameTimeout - time.Nanosecond))
+		m := c.recv()
+		e, _ := m["error"].(map[string]any)
+		d, _ := e["data"].(map[string]any)
+		if e["code"] != float64(-32600) || d["reason"] != "frame_timeout" || m["id"] != nil {
+			t.Fatalf("got %v, want -32600 frame_timeout with id null", m)
+		}
+		if d := time.Since(start); d != jsonrpc.FrameTimeout {
+			t.Errorf("frame_timeout %s after the line started, want exactly %s", d, jsonrpc.FrameTimeout)
+		}
+		if err := c.expectEOF(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestWriteStalledFor30SecondsClosesTheConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, config.Default(), session.Options{})
+		c := h.client(t)
+		c.initialize()
+		// net.Pipe buffers nothing: the answer's write stalls until the client reads,
+		// and this client never does.
+		c.send(`{"jsonrpc":"2.0","method":"status","id":1}`)
+		start := time.Now()
+		time.Sleep(jsonrpc.WriteStallTimeout - time.Nanosecond)
+		synctest.Wait()
+		if n := h.srv.Connections(); n != 1 {
+			t.Fatalf("%d connections %s into the stall, want it still open", n, time.Since(start))
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if n := h.srv.Connections(); n != 0 {
+			t.Fatalf("%d connections after a %s stall, want it closed", n, jsonrpc.WriteStallTimeout)
+		}
+	})
 }
 
 func TestStalledWriterIsClosed(t *testing.T) {

@@ -31,6 +31,17 @@ type peer struct {
 	closed    chan struct{}
 	arrivals  atomic.Int64 // every message gets "_n", its arrival order
 	strays    atomic.Int64 // responses nobody waited for
+	// bubbled peers run on a synctest bubble's clock, where waiting costs nothing:
+	// they wait for an answer as long as any rule of the daemon may take.
+	bubbled bool
+}
+
+// patience is how long the peer waits for a response or an update.
+func (p *peer) patience() time.Duration {
+	if p.bubbled {
+		return 24 * time.Hour
+	}
+	return 30 * time.Second
 }
 
 func (h *harness) peer(t *testing.T, capabilities string) *peer {
@@ -41,6 +52,7 @@ func (h *harness) peer(t *testing.T, capabilities string) *peer {
 		updates:  make(chan map[string]any, 1<<16),
 		requests: make(chan map[string]any, 64),
 		closed:   make(chan struct{}),
+		bubbled:  h.pipe != nil,
 	}
 	go p.read()
 	params := `{"protocolVersion":1}`
@@ -142,8 +154,8 @@ func (p *peer) await(ch <-chan map[string]any) (map[string]any, error) {
 			res["_n"] = m["_n"]
 		}
 		return res, nil
-	case <-time.After(30 * time.Second):
-		p.t.Fatal("no response within 30s")
+	case <-time.After(p.patience()):
+		p.t.Fatalf("no response within %s", p.patience())
 	case <-p.closed:
 		p.t.Fatal("connection closed while waiting for a response")
 	}
@@ -166,8 +178,8 @@ func (p *peer) update() map[string]any {
 	select {
 	case u := <-p.updates:
 		return u
-	case <-time.After(30 * time.Second):
-		p.t.Fatal("no session/update within 30s")
+	case <-time.After(p.patience()):
+		p.t.Fatalf("no session/update within %s", p.patience())
 	}
 	return nil
 }
