@@ -556,4 +556,3 @@ func TestProviderFailureEndsTheTurnWithAnError(t *testing.T) {
 		t.Fatalf("after a provider failure: %v", r)
 	}
 }
-
