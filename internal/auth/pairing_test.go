@@ -182,7 +182,7 @@ func TestLookupUnderHoldWhileARevocationWaits(t *testing.T) {
 		ps.Revoke("alice")
 		close(revoked)
 	}()
-	time.Sleep(20 * time.Millisecond) // the revocation now waits for Hold
+	waitForPendingRevocation(t, ps)
 	looked := make(chan bool)
 	go func() {
 		_, ok := ps.Lookup(h)
@@ -200,5 +200,18 @@ func TestLookupUnderHoldWhileARevocationWaits(t *testing.T) {
 	<-revoked
 	if _, ok := ps.Lookup(h); ok {
 		t.Error("the revocation did not land after release")
+	}
+}
+
+// waitForPendingRevocation returns once a revocation waits for Hold. A writer waiting
+// for an RWMutex turns new readers away, so TryRLock failing while this test holds
+// the read lock is the sign that the revoker is blocked in Revoke.
+func waitForPendingRevocation(t *testing.T, ps *Pairings) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ps.hold.TryRLock(); runtime.Gosched() {
+		ps.hold.RUnlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the revocation never started waiting for Hold")
+		}
 	}
 }
