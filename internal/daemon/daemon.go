@@ -113,7 +113,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer stop()
 	var clients rpc.ClientTracker
 	if opts.Ephemeral {
-		clients = newEphemeral(EphemeralGrace, func() {
+		clients = newEphemeral(EphemeralGrace, log, func() {
 			log.Info("last client left; ephemeral daemon exiting")
 			stop()
 		})

@@ -1,15 +1,20 @@
 package daemon
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 )
 
 // ephemeral implements --ephemeral (seed, "Ephemeral mode"): once at least one client
 // has connected, the daemon exits grace after the count of connected clients drops to
-// zero; a client connecting within the grace cancels the exit.
+// zero; a client connecting within the grace cancels the exit. It logs every client
+// that leaves with the count that remains, and every exit it cancels, so that the
+// daemon's log tells what it decided and when (the end-to-end tests wait for these
+// lines instead of waiting out the grace).
 type ephemeral struct {
 	grace time.Duration
+	log   *slog.Logger
 	exit  func()
 
 	mu      sync.Mutex
@@ -18,8 +23,8 @@ type ephemeral struct {
 	gen     uint64 // bumped on every connect, so a timer armed before it does nothing
 }
 
-func newEphemeral(grace time.Duration, exit func()) *ephemeral {
-	return &ephemeral{grace: grace, exit: exit}
+func newEphemeral(grace time.Duration, log *slog.Logger, exit func()) *ephemeral {
+	return &ephemeral{grace: grace, log: log, exit: exit}
 }
 
 func (e *ephemeral) Connected() {
@@ -30,6 +35,7 @@ func (e *ephemeral) Connected() {
 	if e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil
+		e.log.Info("ephemeral: a client connected within the grace; not exiting")
 	}
 }
 
@@ -38,8 +44,10 @@ func (e *ephemeral) Disconnected() {
 	defer e.mu.Unlock()
 	e.clients--
 	if e.clients > 0 {
+		e.log.Info("ephemeral: a client left", "clients", e.clients)
 		return
 	}
+	e.log.Info("ephemeral: a client left", "clients", 0, "exitAfter", e.grace)
 	gen := e.gen
 	e.timer = time.AfterFunc(e.grace, func() {
 		e.mu.Lock()
