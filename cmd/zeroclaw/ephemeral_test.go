@@ -1,81 +1,83 @@
 package main
 
 import (
-	"os"
+	"strings"
 	"testing"
 	"time"
 )
 
-// The seed's "Ephemeral mode": exit one second after the last client leaves, never
-// before the first client, and a reconnect within the grace cancels the exit.
-// These tests assert what happens, with generous bounds, not how fast.
+// The seed's "Ephemeral mode", as only the binary shows it: --ephemeral wires the
+// client count to the daemon's exit, and a daemon without it has no count at all.
+// The timing rules (never before the first client, exactly one grace after the last
+// leaves, a reconnect within the grace cancels) are internal/daemon's unit tests on
+// a synctest clock; here every wait is for an event the daemon reports in its log,
+// never for time to pass.
 
-func TestEphemeralWaitsForTheFirstClient(t *testing.T) {
-	// Not startDaemon: its readiness probe is a client. Watch the filesystem instead.
-	d := launch(t, home(t), nil, "--ephemeral")
+// launchEphemeral starts `zeroclaw daemon --ephemeral` and waits for its "serving"
+// log line; a readiness probe would be a client, and start the grace.
+func launchEphemeral(t *testing.T, home string, env ...string) *daemon {
+	t.Helper()
+	d := launch(t, home, env, "--ephemeral")
+	d.waitLog(`msg=serving `, 1)
+	return d
+}
+
+// waitLog waits until the daemon's log holds n lines containing s.
+func (d *daemon) waitLog(s string, n int) {
+	d.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(d.socket); err == nil {
-			break
+	for strings.Count(d.stderr.String(), s) < n {
+		if !d.running() {
+			d.t.Fatalf("daemon exited waiting for %d× %q in its log:\n%s", n, s, d.stderr.String())
 		}
-		if time.Now().After(deadline) || !d.running() {
-			t.Fatalf("no socket at %s:\n%s", d.socket, d.stderr.String())
+		if time.Now().After(deadline) {
+			d.t.Fatalf("no %d× %q in the daemon's log:\n%s", n, s, d.stderr.String())
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(2500 * time.Millisecond) // well past the grace: no client yet, so no exit
-	if !d.running() {
-		t.Fatalf("ephemeral daemon exited before any client connected:\n%s", d.stderr.String())
-	}
-	c := dial(t, d.socket)
-	c.initialize()
-	c.conn.Close()
-	if err := d.wait(15 * time.Second); err != nil {
-		t.Fatalf("exit status %v, want 0", err)
+		time.Sleep(5 * time.Millisecond) // polling the process's output
 	}
 }
 
-func TestEphemeralExitsAfterTheLastClientLeaves(t *testing.T) {
-	d := startDaemon(t, home(t), nil, "--ephemeral")
+func TestEphemeralServesItsFirstClientThenExitsWhenItLeaves(t *testing.T) {
+	d := launchEphemeral(t, home(t))
+	c := dial(t, d.socket)
+	c.initialize()
+	c.call(`{"jsonrpc":"2.0","method":"status","id":2}`)
+	c.conn.Close()
+	d.waitLog(`msg="ephemeral: a client left" clients=0 exitAfter=1s`, 1)
+	if err := d.wait(15 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
+	}
+	if !strings.Contains(d.stderr.String(), "last client left; ephemeral daemon exiting") {
+		t.Errorf("the exit is not logged:\n%s", d.stderr.String())
+	}
+}
+
+func TestEphemeralCountsEveryClientAndExitsAfterTheLast(t *testing.T) {
+	d := launchEphemeral(t, home(t))
 	a, b := dial(t, d.socket), dial(t, d.socket)
 	a.initialize()
 	b.initialize()
 	a.conn.Close()
-	time.Sleep(2 * time.Second) // one client remains: no exit
-	if !d.running() {
-		t.Fatal("exited while a client was still connected")
+	d.waitLog(`msg="ephemeral: a client left" clients=1`, 1) // one remains: no grace starts
+	if r := b.call(`{"jsonrpc":"2.0","method":"status","id":2}`); r["result"] == nil {
+		t.Fatalf("status on the remaining client: %v", r)
 	}
 	b.conn.Close()
+	d.waitLog(`msg="ephemeral: a client left" clients=0 exitAfter=1s`, 1)
 	if err := d.wait(15 * time.Second); err != nil {
 		t.Fatalf("exit status %v, want 0", err)
 	}
 }
 
-func TestEphemeralReconnectWithinTheGraceCancelsTheExit(t *testing.T) {
-	d := startDaemon(t, home(t), nil, "--ephemeral")
-	a := dial(t, d.socket)
-	a.initialize()
-	a.conn.Close()
-	b := dial(t, d.socket) // well within the one-second grace
-	b.initialize()
-	time.Sleep(2500 * time.Millisecond)
-	if !d.running() {
-		t.Fatal("exited although a client reconnected within the grace")
-	}
-	b.call(`{"jsonrpc":"2.0","method":"status","id":2}`)
-	b.conn.Close()
-	if err := d.wait(15 * time.Second); err != nil {
-		t.Fatalf("exit status %v, want 0", err)
-	}
-}
-
-func TestWithoutEphemeralTheDaemonIgnoresClientCount(t *testing.T) {
+func TestWithoutEphemeralTheDaemonKeepsNoClientCount(t *testing.T) {
 	d := startDaemon(t, home(t), nil)
 	c := dial(t, d.socket)
 	c.initialize()
 	c.conn.Close()
-	time.Sleep(2500 * time.Millisecond)
-	if !d.running() {
-		t.Fatal("a daemon without --ephemeral exited when its client left")
+	d.waitLog(`msg="connection closed"`, 2) // the readiness probe's and this one's
+	again := dial(t, d.socket)
+	again.initialize() // served after the only client left
+	if strings.Contains(d.stderr.String(), "ephemeral: ") {
+		t.Errorf("a daemon without --ephemeral counts its clients:\n%s", d.stderr.String())
 	}
 }

@@ -101,10 +101,11 @@ func TestEphemeralDaemonCountsWSSClients(t *testing.T) {
 	h := home(t)
 	port := freePort(t)
 	writeConfig(t, h, "[wss]\nenabled = true\nport = "+strconv.Itoa(port)+"\n")
-	d := startDaemon(t, h, nil, "--ephemeral")
+	d := launchEphemeral(t, h)
 	local := dial(t, d.socket) // held, so the daemon stays while the test sets up
 	local.initialize()
 	token, fp := pairToken(t, h)
+	d.waitLog(`msg="ephemeral: a client left" clients=1`, 1) // pair's connection, gone before the WSS one comes
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -116,11 +117,13 @@ func TestEphemeralDaemonCountsWSSClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	local.conn.Close()
-	time.Sleep(2500 * time.Millisecond) // past the grace: only the WSS client remains
-	if !d.running() {
-		t.Fatal("the ephemeral daemon exited while a WSS client was connected")
+	// The local client is the second to leave, and the WSS client remains: no grace.
+	d.waitLog(`msg="ephemeral: a client left" clients=1`, 2)
+	if strings.Contains(d.stderr.String(), `clients=0`) {
+		t.Fatalf("the count reached zero with a WSS client connected:\n%s", d.stderr.String())
 	}
 	remote.Close()
+	d.waitLog(`msg="ephemeral: a client left" clients=0 exitAfter=1s`, 1)
 	if err := d.wait(15 * time.Second); err != nil {
 		t.Fatalf("exit status %v, want 0", err)
 	}
