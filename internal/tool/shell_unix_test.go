@@ -67,56 +67,46 @@ func TestShellOutputIsCapped(t *testing.T) {
 
 func TestShellTimeoutKeepsPartialOutput(t *testing.T) {
 	ws := t.TempDir()
-	start := time.Now()
+	// Without the timeout the sleep would end on its own, and say nothing of one.
 	r := run(t, Shell{}, ws, `{"command":"echo partial; sleep 30","timeout_secs":1}`)
-	if elapsed := time.Since(start); elapsed > 10*time.Second {
-		t.Fatalf("a 1 s timeout returned after %v", elapsed)
-	}
 	if !r.IsError || r.Output != "partial\ntimed out after 1s" {
 		t.Fatalf("got %q (error %v), want the partial output and the timeout", r.Output, r.IsError)
 	}
 }
 
 // TestShellCancelKillsTheProcessGroup cancels a command whose shell waits for a
-// background child, and checks that the call returns at once and the child is dead.
+// background child, and checks that the child dies (it would live five minutes) and
+// the call then returns a cancellation.
 func TestShellCancelKillsTheProcessGroup(t *testing.T) {
 	ws := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan Result, 1)
 	go func() {
-		done <- Shell{}.Run(ctx, Env{Workspace: ws}, jsontext.Value(`{"command":"sleep 30 & echo $! > pid; wait"}`))
+		done <- Shell{}.Run(ctx, Env{Workspace: ws}, jsontext.Value(`{"command":"sleep 300 & echo $! > pid; wait"}`))
 	}()
 	pid := waitForPid(t, filepath.Join(ws, "pid"))
-
-	start := time.Now()
 	cancel()
-	var r Result
-	select {
-	case r = <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return within 5 s of the cancel")
-	}
-	t.Logf("returned %v after the cancel", time.Since(start))
+	waitDead(t, pid)
+	r := <-done
 	if !r.IsError || !strings.HasSuffix(r.Output, "cancelled") {
 		t.Fatalf("got %q (error %v), want a cancelled error", r.Output, r.IsError)
 	}
-	waitDead(t, pid)
 }
 
 // TestShellKillsWhatItLeavesBehind: a background process that outlives the shell is
-// killed when the shell exits, and does not hold the call open through the pipe.
+// killed when the shell exits (it would live five minutes, holding the output pipe
+// open), and the call returns the shell's output.
 func TestShellKillsWhatItLeavesBehind(t *testing.T) {
 	ws := t.TempDir()
-	start := time.Now()
-	r := run(t, Shell{}, ws, `{"command":"sleep 30 & echo $! > pid; echo started"}`)
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Fatalf("Run returned after %v: it waited for the background process", elapsed)
-	}
-	if r.IsError || r.Output != "started\n" {
+	done := make(chan Result, 1)
+	go func() {
+		done <- Shell{}.Run(context.Background(), Env{Workspace: ws}, jsontext.Value(`{"command":"sleep 300 & echo $! > pid; echo started"}`))
+	}()
+	waitDead(t, waitForPid(t, filepath.Join(ws, "pid")))
+	if r := <-done; r.IsError || r.Output != "started\n" {
 		t.Fatalf("got %q (error %v)", r.Output, r.IsError)
 	}
-	waitDead(t, waitForPid(t, filepath.Join(ws, "pid")))
 }
 
 func TestShellWithholdsSecretsFromCommands(t *testing.T) {
