@@ -137,13 +137,20 @@ func TestRevokeWaitsForHold(t *testing.T) {
 		ps.Revoke("alice")
 		close(done)
 	}()
+	waitForPendingRevocation(t, ps)
 	select {
 	case <-done:
 		t.Fatal("Revoke did not wait for Hold")
-	case <-time.After(50 * time.Millisecond):
+	default:
+	}
+	if len(ps.List()) != 1 {
+		t.Fatal("the revocation landed while held")
 	}
 	release()
 	<-done
+	if len(ps.List()) != 0 {
+		t.Fatal("the revocation did not land after release")
+	}
 }
 
 func TestFailedSaveChangesNothing(t *testing.T) {
