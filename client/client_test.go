@@ -114,17 +114,18 @@ func TestCancelStopsTheRunningTurn(t *testing.T) {
 	c, sid := connect(t, sharedSocket)
 	ctx := ctxFor(t)
 	res, err := c.Prompt(ctx, sid, `/tool shell {"command":"sleep 30"}`, nil, func(u Update) {
-		switch u.Type {
-		case ApprovalRequest:
-			c.Approve(ctx, sid, u.RequestID, AllowOnce)
-		case ToolCall:
-			go func() {
-				time.Sleep(200 * time.Millisecond)
-				if ok, err := c.Cancel(ctx, sid); err != nil || !ok {
-					t.Errorf("Cancel = %v, %v", ok, err)
-				}
-			}()
+		if u.Type != ApprovalRequest {
+			return
 		}
+		// Once approved, the turn runs the shell (30 s) until the cancel stops it.
+		if ok, err := c.Approve(ctx, sid, u.RequestID, AllowOnce); err != nil || !ok {
+			t.Errorf("Approve = %v, %v", ok, err)
+		}
+		go func() {
+			if ok, err := c.Cancel(ctx, sid); err != nil || !ok {
+				t.Errorf("Cancel = %v, %v", ok, err)
+			}
+		}()
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json/v2"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,7 +18,7 @@ import (
 func TestReadmeQuickTest(t *testing.T) {
 	cmds, lines := readmeQuickTest(t)
 	h := home(t)
-	startDaemon(t, h, nil)
+	d := startDaemon(t, h, nil)
 	for _, cmd := range cmds {
 		t.Run(strings.Fields(cmd)[1], func(t *testing.T) {
 			if strings.Contains(cmd, "READLINE") && !socatHasReadline() {
@@ -26,7 +27,7 @@ func TestReadmeQuickTest(t *testing.T) {
 				}
 				t.Skip("this socat has no READLINE (Debian builds it without); .ci/run builds one")
 			}
-			out := typeInto(t, h, cmd, lines)
+			out := typeInto(t, d, cmd, lines)
 			var results []map[string]any
 			for _, l := range strings.Split(out, "\n") {
 				l = strings.TrimSpace(l)
@@ -90,9 +91,13 @@ func socatHasReadline() bool {
 
 // typeInto runs cmd in a pseudo-terminal under bash (socat READLINE needs a
 // terminal, as it has when a person types), types lines one at a time, and returns
-// everything the terminal showed.
-func typeInto(t *testing.T, home, cmd string, lines []string) string {
+// everything the terminal showed. Like a person, it types once socat has connected
+// (the daemon logs the connection; socat opens its terminal side first), and each
+// next line once the answer to the last one shows.
+func typeInto(t *testing.T, d *daemon, cmd string, lines []string) string {
 	t.Helper()
+	home := d.home
+	opened := strings.Count(d.stderr.String(), `msg="connection opened"`)
 	c := exec.Command("script", "-qfec", cmd, "/dev/null")
 	c.Env = append(os.Environ(), "HOME="+home, "SHELL=/bin/bash", "TERM=dumb")
 	stdin, err := c.StdinPipe()
@@ -106,16 +111,24 @@ func typeInto(t *testing.T, home, cmd string, lines []string) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
-	for _, l := range lines {
-		time.Sleep(300 * time.Millisecond) // a person pastes one line at a time
+	// waitFor polls the terminal (or the daemon's log) for what a person would see.
+	waitFor := func(what string, seen func() bool) {
+		for deadline := time.Now().Add(20 * time.Second); !seen(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never showed; the terminal showed:\n%s", what, out.String())
+			}
+		}
+	}
+	waitFor("socat's connection", func() bool {
+		return strings.Count(d.stderr.String(), `msg="connection opened"`) > opened
+	})
+	for i, l := range lines {
 		io.WriteString(stdin, l+"\n")
+		waitFor(fmt.Sprintf("the answer to line %d", i+1), func() bool {
+			return strings.Count(out.String(), `{"jsonrpc":"2.0","result"`) > i
+		})
 	}
-	// Wait for both answers to show, then hang up.
-	deadline := time.Now().Add(20 * time.Second)
-	for strings.Count(out.String(), `{"jsonrpc":"2.0","result"`) < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	stdin.Close()
+	stdin.Close() // hang up
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):

@@ -45,14 +45,8 @@ func TestShutdownCancelsRunningTurnsAndAnswersThem(t *testing.T) {
 	c := dial(t, d.socket)
 	c.initialize()
 	sid := c.call(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default"},"id":2}`)["result"].(map[string]any)["sessionId"].(string)
-	c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":"/tool shell {\"command\":\"sleep 30\"}"},"id":3}`)
-	for {
-		m := c.recv()
-		if p, _ := m["params"].(map[string]any); p["type"] == "tool_call" {
-			break
-		}
-	}
-	time.Sleep(100 * time.Millisecond)
+	c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":"/tool shell {\"command\":\"` + shellThatWaits + `\"}"},"id":3}`)
+	waitForShell(t, filepath.Join(h, ".zeroclaw", "data", "workspaces", "default"))
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	for {
 		m := c.recv()
