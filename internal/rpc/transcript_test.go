@@ -28,21 +28,26 @@ import (
 //	<-- {"jsonrpc":"2.0",...}   an expected reply; the replies after one --> line are
 //	                             matched in any order, as JSON, with "<any>" matching any
 //	                             value and "<number>" / "<string>" any value of that kind
+//	<-| {"jsonrpc":"2.0",...}   an expected reply that comes after every notification
+//	                             of its --> line (a prompt's answer after its updates)
 //	<-- EOF                      the daemon closes the connection
 //
-// After a --> line with no expected reply, the harness proves the silence: it sends
-// a probe request and requires the probe's answer to be the next line.
+// After a --> line with no expected reply, and after the last line, the harness
+// proves the silence: it sends a probe request and requires the probe's answer to be
+// the next line.
 //
 // NAME.txt runs against a daemon whose config.toml is NAME.toml when that file
 // exists (the defaults otherwise); ${uid} in it stands for the uid the connection
 // comes from (the daemon's own). In sent and expected lines, ${dataDir} and
-// ${configDir} stand for that daemon's directories, ${uid} for that uid. A pattern "<=NAME>" matches any
-// value the first time and binds NAME to it (once its step has matched), and later
-// only that same value; ${NAME} in a later line stands for it (a string as its
-// contents, anything else as JSON). So a transcript answers the approval request it
-// was sent, and checks that every update of a turn carries that turn's turnId. An
-// object pattern with the member "...": "<any>" allows members it does not name
-// (for a result whose other members another transcript pins down).
+// ${configDir} stand for that daemon's directories, ${uid} for that uid.
+//
+// A pattern "<=NAME>" matches any value the first time and binds NAME to it (once
+// its step has matched), and later only that same value; ${NAME} in a later line
+// stands for it (a string as its contents, anything else as JSON). So a transcript
+// answers the approval request it was sent, and checks that every update of a turn
+// carries that turn's turnId. An object pattern with the member "...": "<any>"
+// allows members it does not name (for a result whose other members another
+// transcript pins down).
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/transcripts/*.txt")
 	if err != nil || len(files) == 0 {
@@ -70,6 +75,7 @@ type step struct {
 	line   int
 	send   []byte
 	expect []string // JSON patterns, or "EOF"
+	last   int      // the index in expect of the <-| pattern, or -1
 }
 
 // variable is ${NAME} in a transcript line.
@@ -101,15 +107,21 @@ func parseTranscript(t *testing.T, file string) []step {
 	for i, line := range strings.Split(string(data), "\n") {
 		switch {
 		case strings.HasPrefix(line, "--> "):
-			steps = append(steps, step{line: i + 1, send: []byte(strings.TrimPrefix(line, "--> "))})
+			steps = append(steps, step{line: i + 1, send: []byte(strings.TrimPrefix(line, "--> ")), last: -1})
 		case line == "-->": // an empty line sent
-			steps = append(steps, step{line: i + 1, send: []byte{}})
-		case strings.HasPrefix(line, "<-- "):
+			steps = append(steps, step{line: i + 1, send: []byte{}, last: -1})
+		case strings.HasPrefix(line, "<-- "), strings.HasPrefix(line, "<-| "):
 			if len(steps) == 0 {
 				t.Fatalf("%s:%d: reply expected before anything was sent", file, i+1)
 			}
-			last := &steps[len(steps)-1]
-			last.expect = append(last.expect, strings.TrimPrefix(line, "<-- "))
+			st := &steps[len(steps)-1]
+			if strings.HasPrefix(line, "<-| ") {
+				if st.last >= 0 {
+					t.Fatalf("%s:%d: two replies cannot both come last", file, i+1)
+				}
+				st.last = len(st.expect)
+			}
+			st.expect = append(st.expect, line[len("<-- "):])
 		case line == "" || strings.HasPrefix(line, "#"):
 		default:
 			t.Fatalf("%s:%d: unrecognized line %q", file, i+1, line)
@@ -134,15 +146,7 @@ func runTranscript(t *testing.T, conn net.Conn, steps []step, vars map[string]an
 			return
 		}
 		if len(s.expect) == 0 {
-			probe := fmt.Sprintf(`{"jsonrpc":"2.0","method":"status","id":"probe-%d"}`, n)
-			conn.Write([]byte(probe + "\n"))
-			got := readLine(t, r, s.line)
-			var m struct {
-				ID jsontext.Value `json:"id"`
-			}
-			if json.Unmarshal(got, &m) != nil || string(m.ID) != fmt.Sprintf(`"probe-%d"`, n) {
-				t.Fatalf("line %d: want no reply, got %s", s.line, got)
-			}
+			expectSilence(t, conn, r, s.line, n)
 			continue
 		}
 		var got [][]byte
@@ -153,7 +157,35 @@ func runTranscript(t *testing.T, conn net.Conn, steps []step, vars map[string]an
 		for i, p := range s.expect {
 			patterns[i] = expand(t, s.line, p, vars)
 		}
-		matchReplies(t, s.line, patterns, got, vars)
+		at := matchReplies(t, s.line, patterns, got, vars)
+		if s.last >= 0 {
+			for _, g := range got[at[s.last]+1:] {
+				var m struct {
+					Method *string `json:"method"`
+				}
+				if json.Unmarshal(g, &m) == nil && m.Method != nil {
+					t.Fatalf("line %d: want\n  %s\nafter every notification, got:\n  %s", s.line, patterns[s.last], bytes.Join(got, []byte("\n  ")))
+				}
+			}
+		}
+	}
+	if len(steps) > 0 {
+		expectSilence(t, conn, r, steps[len(steps)-1].line, len(steps))
+	}
+}
+
+// expectSilence proves that nothing more came: the answer to a probe request is the
+// next line.
+func expectSilence(t *testing.T, conn net.Conn, r *bufio.Reader, at, n int) {
+	t.Helper()
+	probe := fmt.Sprintf(`{"jsonrpc":"2.0","method":"status","id":"probe-%d"}`, n)
+	conn.Write([]byte(probe + "\n"))
+	got := readLine(t, r, at)
+	var m struct {
+		ID jsontext.Value `json:"id"`
+	}
+	if json.Unmarshal(got, &m) != nil || string(m.ID) != fmt.Sprintf(`"probe-%d"`, n) {
+		t.Fatalf("line %d: want no reply, got %s", at, got)
 	}
 }
 
@@ -167,11 +199,12 @@ func readLine(t *testing.T, r *bufio.Reader, at int) []byte {
 }
 
 // matchReplies pairs every expected pattern with a distinct reply, and binds the
-// names the patterns capture.
-func matchReplies(t *testing.T, at int, patterns []string, got [][]byte, vars map[string]any) {
+// names the patterns capture. It returns, for each pattern, the index of its reply.
+func matchReplies(t *testing.T, at int, patterns []string, got [][]byte, vars map[string]any) []int {
 	t.Helper()
 	used := make([]bool, len(got))
-	for _, p := range patterns {
+	index := make([]int, len(patterns))
+	for pi, p := range patterns {
 		var want any
 		if err := json.Unmarshal([]byte(p), &want); err != nil {
 			t.Fatalf("line %d: bad pattern %s: %v", at, p, err)
@@ -184,7 +217,7 @@ func matchReplies(t *testing.T, at int, patterns []string, got [][]byte, vars ma
 			}
 			bound := map[string]any{}
 			if matches(want, v, vars, bound) {
-				used[i], found = true, true
+				used[i], found, index[pi] = true, true, i
 				maps.Copy(vars, bound)
 				break
 			}
@@ -193,6 +226,7 @@ func matchReplies(t *testing.T, at int, patterns []string, got [][]byte, vars ma
 			t.Fatalf("line %d: no reply matches\n  %s\ngot:\n  %s", at, p, bytes.Join(got, []byte("\n  ")))
 		}
 	}
+	return index
 }
 
 // matches reports whether got matches the pattern want. Names captured by "<=NAME>"
