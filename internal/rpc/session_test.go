@@ -207,6 +207,42 @@ func TestUnansweredApprovalIsRejectedAfter120Seconds(t *testing.T) {
 	})
 }
 
+func TestUnansweredElicitationGivesNoAnswerAfter300Seconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, agentsConfig(), session.Options{})
+		p := h.peer(t, `{"elicitation":{"form":{}}}`) // declares it answers, never does
+		sid := p.newSession(`{"agentAlias":"full"}`)
+		resp := p.start("session/prompt", prompt(sid, `/tool ask_user {"question":"Favourite colour?","choices":["red","blue"]}`))
+		var req map[string]any
+		select {
+		case req = <-p.requests:
+		case <-time.After(time.Hour):
+			t.Fatal("no elicitation/create was sent")
+		}
+		asked := time.Now()
+		if req["method"] != "elicitation/create" {
+			t.Fatalf("request = %v", req)
+		}
+		time.Sleep(300*time.Second - time.Nanosecond)
+		synctest.Wait()
+		for _, u := range p.drain() {
+			if u["type"] == "tool_result" {
+				t.Fatalf("the tool gave up before its 300 s: %v", u)
+			}
+		}
+		r := p.updateOf("tool_result")
+		if d := time.Since(asked); d != 300*time.Second {
+			t.Errorf("gave up %s after asking, want exactly 300s", d)
+		}
+		if r["rawOutput"] != "no answer" {
+			t.Errorf("ask_user result %v, want \"no answer\"", r["rawOutput"])
+		}
+		if res, err := p.await(resp); err != nil || res["stopReason"] != "end_turn" {
+			t.Fatalf("prompt = %v, %v", res, err)
+		}
+	})
+}
+
 func TestAutonomyLevels(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	p := h.peer(t, "")
