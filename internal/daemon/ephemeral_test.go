@@ -38,8 +38,8 @@ func newCountedEphemeral() (*ephemeral, *exits) {
 	return newEphemeral(EphemeralGrace, slog.New(slog.NewTextHandler(&x.log, nil)), func() { x.n.Add(1) }), x
 }
 
-// after advances the bubble's clock by d and lets every timer due by then fire.
-func after(d time.Duration) {
+// advanceClock advances the bubble's clock by d and lets every timer due by then fire.
+func advanceClock(d time.Duration) {
 	time.Sleep(d)
 	synctest.Wait()
 }
@@ -47,7 +47,7 @@ func after(d time.Duration) {
 func TestEphemeralNeverExitsBeforeTheFirstClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, x := newCountedEphemeral()
-		after(24 * time.Hour)
+		advanceClock(24 * time.Hour)
 		if x.n.Load() != 0 {
 			t.Fatal("exited before any client connected")
 		}
@@ -60,20 +60,20 @@ func TestEphemeralExitsOneGraceAfterTheLastClientLeaves(t *testing.T) {
 		e.Connected()
 		e.Connected()
 		e.Disconnected()
-		after(24 * time.Hour)
+		advanceClock(24 * time.Hour)
 		if x.n.Load() != 0 {
 			t.Fatal("exited with a client still connected")
 		}
 		e.Disconnected()
-		after(EphemeralGrace - time.Nanosecond)
+		advanceClock(EphemeralGrace - time.Nanosecond)
 		if x.n.Load() != 0 {
 			t.Fatalf("exited before the grace of %s was over", EphemeralGrace)
 		}
-		after(time.Nanosecond)
+		advanceClock(time.Nanosecond)
 		if x.n.Load() != 1 {
 			t.Fatalf("exit called %d times at the end of the grace, want 1", x.n.Load())
 		}
-		after(24 * time.Hour)
+		advanceClock(24 * time.Hour)
 		if x.n.Load() != 1 {
 			t.Fatalf("exit called %d times, want once", x.n.Load())
 		}
@@ -90,9 +90,9 @@ func TestEphemeralReconnectWithinTheGraceCancelsTheExit(t *testing.T) {
 		e, x := newCountedEphemeral()
 		e.Connected()
 		e.Disconnected()
-		after(EphemeralGrace - time.Nanosecond)
+		advanceClock(EphemeralGrace - time.Nanosecond)
 		e.Connected() // the last instant of the grace
-		after(24 * time.Hour)
+		advanceClock(24 * time.Hour)
 		if x.n.Load() != 0 {
 			t.Fatal("a reconnect within the grace did not cancel the exit")
 		}
@@ -101,11 +101,11 @@ func TestEphemeralReconnectWithinTheGraceCancelsTheExit(t *testing.T) {
 		}
 		// The grace starts over when that client leaves.
 		e.Disconnected()
-		after(EphemeralGrace - time.Nanosecond)
+		advanceClock(EphemeralGrace - time.Nanosecond)
 		if x.n.Load() != 0 {
 			t.Fatal("exited before the new grace was over")
 		}
-		after(time.Nanosecond)
+		advanceClock(time.Nanosecond)
 		if x.n.Load() != 1 {
 			t.Fatalf("exit called %d times, want 1", x.n.Load())
 		}
@@ -157,16 +157,16 @@ func TestEphemeralCountsTheServersConnections(t *testing.T) {
 			t.Fatalf("the second connection got %q, %v; want a -32004 error", buf[:n], err)
 		}
 		refused.Close()
-		after(24 * time.Hour)
+		advanceClock(24 * time.Hour)
 		if x.n.Load() != 0 {
 			t.Fatal("exited while the first connection was open")
 		}
 		first.Close()
-		after(EphemeralGrace - time.Nanosecond)
+		advanceClock(EphemeralGrace - time.Nanosecond)
 		if x.n.Load() != 0 {
 			t.Fatal("exited before the grace was over")
 		}
-		after(time.Nanosecond)
+		advanceClock(time.Nanosecond)
 		if x.n.Load() != 1 {
 			t.Fatalf("exit called %d times after the last connection closed, want 1", x.n.Load())
 		}
