@@ -314,3 +314,23 @@ func TestSeqKeepsIncreasingAcrossARestart(t *testing.T) {
 		t.Fatalf("seq %v after the restart, but %v was used before it", first["seq"], last)
 	}
 }
+
+// TestKillOrDeleteDuringATurnAnswersItCancelled: both cancel the running turn
+// before their storage step (SPEC §9), so its prompt answers cancelled, not a storage
+// failure, even though delete removed the turn's rows.
+func TestKillOrDeleteDuringATurnAnswersItCancelled(t *testing.T) {
+	for _, op := range []string{"kill", "delete"} {
+		t.Run(op, func(t *testing.T) {
+			h := sessionServer(t, session.Options{})
+			p := h.peer(t, "")
+			sid := p.newSession(`{"agentAlias":"default","sessionId":"retire-` + op + `"}`)
+			running := p.start("session/prompt", prompt(sid, `/tool shell {"command":"sleep 300"}`))
+			p.updateOf("approval_request") // the turn runs and waits
+			p.must("session/"+op, `{"sessionId":"retire-`+op+`"}`)
+			res, err := p.await(running)
+			if err != nil || res["stopReason"] != "cancelled" {
+				t.Fatalf("the prompt of a session whose turn ran into session/%s: %v, %v", op, res, err)
+			}
+		})
+	}
+}

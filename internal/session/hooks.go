@@ -59,6 +59,9 @@ func (h *hooks) Message(m provider.Message) {
 		return // the turn is ending; what follows the failure is not stored
 	}
 	id, err := s.mgr.st.AppendCheckpoint(ctx, s.ID, h.turn.id, m)
+	if s.deleted(err) {
+		return // session/delete removed the turn with the session: nothing to keep
+	}
 	if err != nil {
 		s.mgr.log.Error("storing a checkpoint failed; the turn ends", "session", s.ID, "turn", h.turn.id, "role", m.Role, "err", err)
 		h.turn.failStorage(err)

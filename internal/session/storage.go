@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
 // What a turn does when a write it owes storage fails (SPEC §16): it fails, visibly,
@@ -50,6 +51,18 @@ func (s *Session) beginTurn(t *runningTurn, text string) error {
 	return nil
 }
 
+// deleted reports whether err is the store's answer for a turn of a session that
+// session/delete removed while the turn ran: not a storage failure, since there is
+// nothing left to store (SPEC §9: delete cancels, then removes).
+func (s *Session) deleted(err error) bool {
+	if !errors.Is(err, store.ErrNotFound) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // failStorage records the first storage failure of the turn and cancels it, so it
 // goes no further. Only the turn's goroutine calls it.
 func (t *runningTurn) failStorage(err error) {
@@ -65,7 +78,7 @@ func (t *runningTurn) failStorage(err error) {
 func (s *Session) commitTurn(t *runningTurn) error {
 	if t.storageErr == nil {
 		err := s.mgr.st.EndTurn(t.storage, s.ID, t.id)
-		if err == nil {
+		if err == nil || s.deleted(err) {
 			return nil
 		}
 		s.mgr.log.Error("committing a turn to the transcript failed", "session", s.ID, "turn", t.id, "err", err)
