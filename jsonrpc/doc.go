@@ -6,4 +6,33 @@
 // The package knows frames and messages, never sockets or methods: a transport hands
 // it a FrameReader and a FrameWriter, and a Handler decides what a method means.
 // Adding a transport (WebSocket, a named pipe) means adding a framer, nothing else.
+//
+// # Goroutines of a Conn
+//
+// One reader goroutine (Run) reads, classifies and dispatches frames. A request is
+// served inline by the reader (Options.Inline), or on a goroutine of its own once it
+// holds one of MaxInFlight slots; a priority request (Options.Priority) has slots of
+// its own and never waits for the ordinary ones. A request served on its own
+// goroutine gets a context of its own, which ends when its handler returns or the
+// connection closes.
+//
+// Everything the connection sends, answers, notifications and its own requests, is
+// appended to one outbound queue; one writer goroutine, started when the queue
+// fills and gone when it is empty, writes all that gathered in one write. Answers of
+// inline requests wait in the queue while the reader has more frames buffered and
+// leave before it blocks in read, so a pipelining peer gets a burst of answers in
+// one write, and a lone request its answer at once. A write that stalls for the
+// framer's write timeout (30 s) closes the connection.
+//
+// # Delivery (SPEC §15)
+//
+// Notify never waits for the peer. The notifications queued and not yet written are
+// bounded by Options.OutboundFrames (2,048) and Options.OutboundBytes (4 MiB),
+// whichever fills first; a notification that does not fit is refused with
+// ErrQueueFull and nothing is queued. Responses are never refused: they are bounded
+// by the in-flight slots, and the reader stops reading while 4 MiB of them wait. A
+// sender that was refused learns from Room when the queue has room again: the
+// channel it returns is closed once the queued notifications fill at most half of
+// both bounds, or the connection closed (check Done). The session layer uses this to
+// detach a lagging connection and, once Room fires, send it one "lagged" update.
 package jsonrpc

@@ -1,0 +1,234 @@
+package jsonrpc
+
+import "sync"
+
+// frameKind tells the outbound queue how to account for a frame.
+type frameKind uint8
+
+const (
+	// frameResponse is a response, an error reply or a request of ours: never refused.
+	frameResponse frameKind = iota
+	// frameNotification is a notification of ours: refused when the queue is full.
+	frameNotification
+)
+
+// outbox is a connection's one outbound queue and its writer. Every frame the
+// connection sends is appended to the queue, in the order the senders reach it; one
+// writer goroutine takes all of it at once and writes it in one write
+// (BatchWriter), and again while more gathered meanwhile. The writer exists only
+// while there is output, so an idle connection costs no goroutine for writing; at
+// most one runs at a time, and it alone writes to the framer, so frames never
+// interleave. A write that stalls for the framer's write timeout fails and closes
+// the connection.
+//
+// Notifications are bounded: at most maxFrames of them and maxBytes of their bytes
+// may be queued or being written, and one that does not fit is refused (a lone
+// notification larger than maxBytes is taken when none is queued, so that no
+// notification is undeliverable). Responses are never refused; the reader stops
+// reading while maxBytes of them wait, so a peer that sends without reading only
+// stalls itself.
+type outbox struct {
+	c                   *Conn
+	maxFrames, maxBytes int
+
+	mu   sync.Mutex
+	cond sync.Cond // broadcast after each write and at close
+	// queue holds the frames not yet taken by the writer; spare is the slice of a
+	// finished batch, kept for the next one.
+	queue, spare [][]byte
+	// Totals of what is queued or being written, and the part of them still queued.
+	notes, noteBytes, answerBytes    int
+	qNotes, qNoteBytes, qAnswerBytes int
+	writing                          bool // a writer goroutine runs
+	closed                           bool
+	room                             chan struct{} // see Conn.Room; nil until asked for
+}
+
+func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {
+	if maxFrames <= 0 {
+		maxFrames = OutboundFrames
+	}
+	if maxBytes <= 0 {
+		maxBytes = OutboundBytes
+	}
+	o.c, o.maxFrames, o.maxBytes = c, maxFrames, maxBytes
+	o.cond.L = &o.mu
+}
+
+// push queues msg. With kick it starts the writer when none runs; without, the frame
+// waits for the next start (the reader's held answers). It fails with ErrClosed once
+// the connection closed, and a notification with ErrQueueFull when it does not fit.
+func (o *outbox) push(msg []byte, kind frameKind, kick bool) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return ErrClosed
+	}
+	if kind == frameNotification {
+		if o.notes > 0 && (o.notes+1 > o.maxFrames || o.noteBytes+len(msg) > o.maxBytes) {
+			return ErrQueueFull
+		}
+		o.notes++
+		o.noteBytes += len(msg)
+		o.qNotes++
+		o.qNoteBytes += len(msg)
+	} else {
+		o.answerBytes += len(msg)
+		o.qAnswerBytes += len(msg)
+	}
+	o.queue = append(o.queue, msg)
+	if kick {
+		o.startLocked()
+	}
+	return nil
+}
+
+// start starts the writer when frames wait and none runs.
+func (o *outbox) start() {
+	o.mu.Lock()
+	o.startLocked()
+	o.mu.Unlock()
+}
+
+func (o *outbox) startLocked() {
+	if !o.writing && !o.closed && len(o.queue) > 0 {
+		o.writing = true
+		go o.run()
+	}
+}
+
+// run is the writer: it writes the queue until it is empty, each time all of it in
+// one write.
+func (o *outbox) run() {
+	o.mu.Lock()
+	for len(o.queue) > 0 && !o.closed {
+		batch := o.queue
+		o.queue, o.spare = o.spare, nil
+		notes, noteBytes, answerBytes := o.qNotes, o.qNoteBytes, o.qAnswerBytes
+		o.qNotes, o.qNoteBytes, o.qAnswerBytes = 0, 0, 0
+		o.mu.Unlock()
+
+		err := o.c.writeFrames(batch)
+		clear(batch)
+
+		o.mu.Lock()
+		o.notes -= notes
+		o.noteBytes -= noteBytes
+		o.answerBytes -= answerBytes
+		if cap(batch) <= 64 { // a long batch is done: do not keep its slice on an idle connection
+			o.spare = batch[:0]
+		}
+		o.signalRoom()
+		o.cond.Broadcast()
+		if err != nil {
+			o.mu.Unlock()
+			o.c.log.Info("write failed; closing connection", "err", err)
+			o.c.Close() // takes o.mu
+			o.mu.Lock()
+		}
+	}
+	o.writing = false
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+// waitWritten returns once everything queued has been written, or the connection
+// closed.
+func (o *outbox) waitWritten() {
+	o.mu.Lock()
+	for (o.writing || len(o.queue) > 0) && !o.closed {
+		o.startLocked()
+		o.cond.Wait()
+	}
+	o.mu.Unlock()
+}
+
+// waitForRoom holds the reader while maxBytes of answers wait to be written, and
+// reports false when the connection closed meanwhile.
+func (o *outbox) waitForRoom() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for o.answerBytes >= o.maxBytes && !o.closed {
+		o.startLocked()
+		o.cond.Wait()
+	}
+	return !o.closed
+}
+
+// roomy reports whether the notifications fill at most half of both bounds.
+func (o *outbox) roomy() bool {
+	return o.notes <= o.maxFrames/2 && o.noteBytes <= o.maxBytes/2
+}
+
+func (o *outbox) signalRoom() {
+	if o.room != nil && o.roomy() {
+		close(o.room)
+		o.room = nil
+	}
+}
+
+// close discards the queue and wakes everyone who waits on it.
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	clear(o.queue)
+	o.queue = nil
+	if o.room != nil {
+		close(o.room)
+		o.room = nil
+	}
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// Notify queues a notification to the peer and returns at once: it never waits for
+// the peer. It fails with ErrQueueFull when the outbound queue holds
+// Options.OutboundFrames notifications or Options.OutboundBytes of them (nothing is
+// queued then), and with ErrClosed once the connection closed. Notifications leave in
+// the order Notify queued them, and after every response queued before them.
+func (c *Conn) Notify(method string, params any) error {
+	p, err := encodeParams(params)
+	if err != nil {
+		return err
+	}
+	msg, err := AppendRequest(c.buffer(len(p)+len(method)), nil, method, p)
+	if err != nil {
+		return err
+	}
+	return c.out.push(msg, frameNotification, true)
+}
+
+// Room returns a channel that is closed once the queued notifications fill at most
+// half of the outbound bounds (at once when they already do), or the connection
+// closes. A sender that got ErrQueueFull waits on it before sending again; all
+// callers waiting at one time share one channel.
+func (c *Conn) Room() <-chan struct{} {
+	o := &c.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.roomy() {
+		return closedChan
+	}
+	if o.room == nil {
+		o.room = make(chan struct{})
+	}
+	return o.room
+}
+
+func (c *Conn) writeFrames(msgs [][]byte) error {
+	if bw, ok := c.framer.(BatchWriter); ok && len(msgs) > 1 {
+		return bw.WriteFrames(msgs)
+	}
+	for _, m := range msgs {
+		if err := c.framer.WriteFrame(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
