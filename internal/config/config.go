@@ -39,6 +39,10 @@ type RPC struct {
 	UploadIdleSecs int `toml:"upload_idle_secs"`
 	// ReplayEvents is how many session/update events are kept per session for replay.
 	ReplayEvents int `toml:"replay_events"`
+	// OutboundFrames and OutboundBytes bound the notifications waiting to be written
+	// to one connection, whichever fills first (SPEC §15).
+	OutboundFrames int `toml:"outbound_frames"`
+	OutboundBytes  int `toml:"outbound_bytes"`
 }
 
 // WSS is the TLS WebSocket listener (SPEC §13).
@@ -150,6 +154,8 @@ const (
 	DefaultMaxLocalConnections = 512
 	DefaultUploadIdleSecs      = 300
 	DefaultReplayEvents        = 10000
+	DefaultOutboundFrames      = 2048
+	DefaultOutboundBytes       = 4 << 20
 	DefaultWSSBind             = "127.0.0.1"
 	DefaultWSSPort             = 9781
 )
@@ -187,6 +193,8 @@ func Default() Config {
 			MaxLocalConnections: DefaultMaxLocalConnections,
 			UploadIdleSecs:      DefaultUploadIdleSecs,
 			ReplayEvents:        DefaultReplayEvents,
+			OutboundFrames:      DefaultOutboundFrames,
+			OutboundBytes:       DefaultOutboundBytes,
 		},
 		WSS:       WSS{Bind: DefaultWSSBind, Port: DefaultWSSPort},
 		Providers: map[string]Provider{"echo": {Kind: "echo"}},

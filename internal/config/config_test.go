@@ -118,6 +118,8 @@ func TestFullSchemaLoads(t *testing.T) {
 [rpc]
 upload_idle_secs = 60
 replay_events = 500
+outbound_frames = 16
+outbound_bytes = 65536
 
 [wss]
 enabled = true
@@ -146,7 +148,7 @@ permission_profiles = ["root"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RPC.MaxLocalConnections != 512 || cfg.RPC.UploadIdleSecs != 60 || !cfg.WSS.Enabled || cfg.WSS.Port != 9999 ||
+	if cfg.RPC.MaxLocalConnections != 512 || cfg.RPC.UploadIdleSecs != 60 || cfg.RPC.OutboundFrames != 16 || cfg.RPC.OutboundBytes != 65536 || !cfg.WSS.Enabled || cfg.WSS.Port != 9999 ||
 		*cfg.Users["boss"].UID != 0 || cfg.PermissionProfiles["operator"].Agents[0] != "default" || !cfg.PermissionProfiles["root"].Admin {
 		t.Fatalf("cfg = %s", cfg)
 	}
@@ -157,6 +159,8 @@ func TestValidationErrorsNameTheKeyAndLine(t *testing.T) {
 		{"unknown key", "[security]\ntrust_daemon_id = false\n", "trust_daemon_id"},
 		{"idle range", "[rpc]\nupload_idle_secs = 0\n", ":2: rpc.upload_idle_secs = 0"},
 		{"replay range", "[rpc]\nreplay_events = -1\n", ":2: rpc.replay_events"},
+		{"outbound frames", "[rpc]\noutbound_frames = 0\n", ":2: rpc.outbound_frames = 0"},
+		{"outbound bytes", "[rpc]\n\noutbound_bytes = -5\n", ":3: rpc.outbound_bytes = -5"},
 		{"port", "[wss]\nport = 70000\n", ":2: wss.port"},
 		{"bind", "[wss]\nbind = \"my host\"\n", ":2: wss.bind"},
 		{"relative cert", "[wss]\ncert_path = \"c.pem\"\nkey_path = \"/k.pem\"\n", ":2: wss.cert_path"},

@@ -24,6 +24,8 @@ func TestGetReturnsJSONOfTheProperty(t *testing.T) {
 		"rpc.max_local_connections":      `512`,
 		"rpc.upload_idle_secs":           `300`,
 		"rpc.replay_events":              `10000`,
+		"rpc.outbound_frames":            `2048`,
+		"rpc.outbound_bytes":             `4194304`,
 		"wss.bind":                       `"127.0.0.1"`,
 		"wss.port":                       `9781`,
 		"wss.enabled":                    `false`,

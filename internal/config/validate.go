@@ -69,6 +69,12 @@ func (c Config) validateRPC() *ValidationError {
 	if err := between("rpc.upload_idle_secs", c.RPC.UploadIdleSecs, 1, 86400); err != nil {
 		return err
 	}
+	if err := between("rpc.outbound_frames", c.RPC.OutboundFrames, 1, 1<<20); err != nil {
+		return err
+	}
+	if err := between("rpc.outbound_bytes", c.RPC.OutboundBytes, 1, 1<<30); err != nil {
+		return err
+	}
 	return between("rpc.replay_events", c.RPC.ReplayEvents, 1, 10_000_000)
 }
 
