@@ -122,6 +122,8 @@ func Run(ctx context.Context, opts Options) error {
 		DataDir:        dirs.DataDir,
 		Endpoint:       addr,
 		MaxConnections: cfg.RPC.MaxLocalConnections,
+		OutboundFrames: cfg.RPC.OutboundFrames,
+		OutboundBytes:  cfg.RPC.OutboundBytes,
 		DaemonUID:      os.Getuid(),
 		Clients:        clients,
 		Sessions:       sessions,

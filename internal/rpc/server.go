@@ -71,6 +71,11 @@ type Config struct {
 	// Fingerprint is the SHA-256 fingerprint of the WSS certificate, which
 	// pairing/create hands out for clients to pin; empty when WSS is off.
 	Fingerprint string
+
+	// OutboundFrames and OutboundBytes bound the notifications queued for one
+	// connection (SPEC §15, rpc.outbound_frames and rpc.outbound_bytes); zero means
+	// jsonrpc.OutboundFrames and jsonrpc.OutboundBytes.
+	OutboundFrames, OutboundBytes int
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -168,6 +173,9 @@ func (s *Server) ServeStream(rwc io.ReadWriteCloser, peer Peer) {
 	s.Serve(f, peer)
 }
 
+// priority are the methods that never wait for an in-flight slot.
+var priority = map[string]bool{"initialize": true, "status": true, "session/cancel": true, "session/approve": true}
+
 // Serve serves one connection until it closes. A connection beyond the limit gets
 // one -32004 error and is closed.
 func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
@@ -185,7 +193,12 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 			row := s.methods[r.Method]
 			return row != nil && row.inline
 		},
-		Logger: log,
+		// These never wait for an in-flight slot: a client whose slots are all held
+		// by running prompts can still see, approve and cancel them (SPEC §15).
+		Priority:       func(r *jsonrpc.Request) bool { return priority[r.Method] },
+		OutboundFrames: s.cfg.OutboundFrames,
+		OutboundBytes:  s.cfg.OutboundBytes,
+		Logger:         log,
 	})
 	if err := s.admit(c); err != nil {
 		log.Warn("connection refused", "reason", err.Message)
