@@ -144,21 +144,23 @@ func (l latencies) percentile(p float64) time.Duration {
 
 // measureLatency runs warmup then calls sequential status calls on one connection
 // to each server. The calls are made in rounds that alternate between the servers,
-// so that a change in the machine's load during the run hits both alike.
-func measureLatency(servers []string, warmup, calls, rounds int) ([]latencies, error) {
+// so that a change in the machine's load during the run hits both alike. It returns
+// every server's round trips, sorted, and the p50 of each round per server.
+func measureLatency(servers []string, warmup, calls, rounds int) ([]latencies, [][]time.Duration, error) {
 	clients := make([]*client, len(servers))
 	for i, path := range servers {
 		c, err := dialInitialized(path)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		defer c.close()
 		clients[i] = c
 		if _, err := timedCalls(c, warmup, nil); err != nil {
-			return nil, fmt.Errorf("%s: warm-up: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: warm-up: %w", path, err)
 		}
 	}
 	out := make([]latencies, len(servers))
+	p50s := make([][]time.Duration, len(servers))
 	for i := range out {
 		out[i] = make(latencies, 0, calls)
 	}
@@ -166,16 +168,19 @@ func measureLatency(servers []string, warmup, calls, rounds int) ([]latencies, e
 	for r := range rounds {
 		n := calls/rounds + boolInt(r < calls%rounds)
 		for i, c := range clients {
-			var err error
-			if out[i], err = timedCalls(c, n, out[i]); err != nil {
-				return nil, fmt.Errorf("%s: %w", servers[i], err)
+			round, err := timedCalls(c, n, make(latencies, 0, n))
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", servers[i], err)
 			}
+			out[i] = append(out[i], round...)
+			slices.Sort(round)
+			p50s[i] = append(p50s[i], round.percentile(0.5))
 		}
 	}
 	for _, l := range out {
 		slices.Sort(l)
 	}
-	return out, nil
+	return out, p50s, nil
 }
 
 // timedCalls makes n status calls one at a time and appends each round trip to into

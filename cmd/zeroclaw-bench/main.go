@@ -53,6 +53,7 @@ type options struct {
 	SessionNews  int `json:"session_news"`  // sequential session/new calls timed
 	Turns        int `json:"turns"`         // echo turns whose session/update stream is counted
 	PromptLines  int `json:"prompt_lines"`  // lines of each turn's prompt
+	Uploads      int `json:"uploads"`       // rounds of 10 MiB uploads
 	// EchoInProcess serves the echo baseline from this process instead of a child.
 	EchoInProcess bool `json:"echo_in_process"`
 }
@@ -62,14 +63,14 @@ func defaultOptions() options {
 		Calls: 20000, Warmup: 1000, Rounds: 4,
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
-		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000,
+		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000, Uploads: 8,
 	}
 }
 
 // quick shrinks the counts for a CI smoke run.
 func (o options) quick() options {
 	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
-	o.SessionNews, o.Turns = 200, 3
+	o.SessionNews, o.Turns, o.Uploads = 200, 3, 2
 	return o
 }
 
@@ -90,6 +91,7 @@ func main() {
 	flag.IntVar(&o.SessionNews, "session-news", o.SessionNews, "sequential session/new calls timed")
 	flag.IntVar(&o.Turns, "turns", o.Turns, "echo turns whose session/update stream is counted")
 	flag.IntVar(&o.PromptLines, "prompt-lines", o.PromptLines, "lines of each streamed turn's prompt")
+	flag.IntVar(&o.Uploads, "uploads", o.Uploads, "rounds of 10 MiB uploads per server")
 	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
 	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns) for a CI smoke test")
@@ -119,6 +121,9 @@ func main() {
 		}
 		if !set["turns"] {
 			o.Turns = q.Turns
+		}
+		if !set["uploads"] {
+			o.Uploads = q.Uploads
 		}
 	}
 	if err := o.validate(); err != nil {
@@ -167,6 +172,8 @@ func (o options) validate() error {
 		return errors.New("--turns must be between 1 and 1000")
 	case o.PromptLines < 1 || o.PromptLines > 100_000:
 		return errors.New("--prompt-lines must be between 1 and 100000")
+	case o.Uploads < 1 || o.Uploads > 100:
+		return errors.New("--uploads must be between 1 and 100")
 	}
 	return nil
 }
@@ -240,7 +247,7 @@ func compareWithEcho(d *daemon, o options, r *report, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	echo, err := startBaseline(o.EchoInProcess, statusResult, initResult)
+	echo, err := startBaseline(o.EchoInProcess, &answers{Results: map[string][]byte{"status": statusResult, "initialize": initResult}})
 	if err != nil {
 		return err
 	}
@@ -257,13 +264,17 @@ func compareWithEcho(d *daemon, o options, r *report, log io.Writer) error {
 	r.Latency.ResponseBytes = len(resultPrefix) + len(statusResult) + len(`,"id":1}`) + 1
 
 	fmt.Fprintf(log, "status latency: %d sequential calls per server …\n", o.Calls)
-	lat, err := measureLatency([]string{d.socket, echo.addr}, o.Warmup, o.Calls, o.Rounds)
+	lat, p50s, err := measureLatency([]string{d.socket, echo.addr}, o.Warmup, o.Calls, o.Rounds)
 	if err != nil {
 		return err
 	}
 	r.Latency.Calls = o.Calls
 	r.Latency.Daemon, r.Latency.Echo = summarize(lat[0]), summarize(lat[1])
-	r.Latency.RatioP50 = ratio(r.Latency.Daemon.P50us, r.Latency.Echo.P50us)
+	var latRatios []float64
+	for i := range p50s[0] {
+		latRatios = append(latRatios, ratio(us(p50s[1][i]), us(p50s[0][i])))
+	}
+	r.Latency.RatioP50 = median(latRatios)
 
 	// Like the latency, the pipelined runs alternate between the servers, in rounds
 	// of at least half a second each.
@@ -272,20 +283,23 @@ func compareWithEcho(d *daemon, o options, r *report, log io.Writer) error {
 		o.Conns, o.Depth, o.Duration, rounds)
 	r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds = o.Conns, o.Depth, o.Duration.Seconds()
 	var td, te throughput
+	var ratios []float64
 	for range rounds {
 		t, err := measureThroughput(d.socket, d.cmd.Process.Pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds))
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		td = td.add(t)
-		if t, err = measureThroughput(echo.addr, echo.pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds)); err != nil {
+		u, err := measureThroughput(echo.addr, echo.pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds))
+		if err != nil {
 			return fmt.Errorf("echo: %w", err)
 		}
-		te = te.add(t)
+		te = te.add(u)
+		ratios = append(ratios, ratio(t.perSecond(), u.perSecond()))
 	}
 	r.Throughput.Daemon, r.Throughput.Echo = td.perSecond(), te.perSecond()
 	r.Throughput.DaemonCPUus, r.Throughput.EchoCPUus = td.cpuPerRequest(), te.cpuPerRequest()
-	r.Throughput.Ratio = ratio(r.Throughput.Daemon, r.Throughput.Echo)
+	r.Throughput.Ratio = median(ratios)
 
 	echoStopped = true
 	return echo.stop()
@@ -299,9 +313,9 @@ type baseline struct {
 }
 
 // startBaseline starts the echo server, in a child process or in this one.
-func startBaseline(inProcess bool, statusResult, initResult []byte) (baseline, error) {
+func startBaseline(inProcess bool, a *answers) (baseline, error) {
 	if !inProcess {
-		p, err := startEchoProcess(statusResult, initResult)
+		p, err := startEchoProcess(a)
 		if err != nil {
 			return baseline{}, err
 		}
@@ -311,7 +325,7 @@ func startBaseline(inProcess bool, statusResult, initResult []byte) (baseline, e
 	if err != nil {
 		return baseline{}, err
 	}
-	e, err := startEcho(filepath.Join(dir, "echo.sock"), statusResult, initResult)
+	e, err := startEcho(filepath.Join(dir, "echo.sock"), a)
 	if err != nil {
 		os.RemoveAll(dir)
 		return baseline{}, err

@@ -95,14 +95,22 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	if st.TotalUpdates != sum || st.MedianPerSecond <= 0 || st.TotalPerSecond <= 0 || st.TotalSeconds <= 0 {
 		t.Errorf("stream totals %+v", st)
 	}
-	if len(r.Targets) != 8 {
-		t.Errorf("%d targets judged, want 8", len(r.Targets))
+	if len(st.EchoPerSecond) != o.Turns || st.EchoMedianPerSecond <= 0 || st.Ratio <= 0 {
+		t.Errorf("stream against the echo server %+v", st)
+	}
+	if up := r.Upload; up.Rounds != o.Uploads || len(up.DaemonMiBs) != o.Uploads || len(up.EchoMiBs) != o.Uploads ||
+		up.DaemonMedian <= 0 || up.EchoMedian <= 0 || up.Ratio <= 0 {
+		t.Errorf("uploads %+v", up)
+	}
+	if len(r.Targets) != 11 {
+		t.Errorf("%d targets judged, want 11", len(r.Targets))
 	}
 
 	var table strings.Builder
 	r.print(&table)
 	for _, want := range []string{"p50 (µs)", "requests/s", "per idle initialized connection", "exec to accepting",
-		"exited 0 after SIGTERM", "session/update to one client", "session/new p50", "memory per idle session"} {
+		"exited 0 after SIGTERM", "session/update to one client", "session/new p50", "memory per idle session",
+		"10 MiB upload", "replaying the same bytes"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}
@@ -117,7 +125,8 @@ func TestEchoAnswersWithTheRequestID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	e, err := startEcho(filepath.Join(dir, "echo.sock"), []byte(`{"pid":1}`), []byte(`{"protocolVersion":1}`))
+	e, err := startEcho(filepath.Join(dir, "echo.sock"), &answers{Results: map[string][]byte{
+		"status": []byte(`{"pid":1}`), "initialize": []byte(`{"protocolVersion":1}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +145,22 @@ func TestEchoAnswersWithTheRequestID(t *testing.T) {
 		res, err := c.call("status", "")
 		if err != nil || string(res) != `{"pid":1}` {
 			t.Fatalf("status %d: %q, %v", c.id, res, err)
+		}
+	}
+}
+
+func TestScanRequestFindsTheMethodAndIdWithoutDecoding(t *testing.T) {
+	big := strings.Repeat("QUJD", 350_000) // a 1.4 MB base64 chunk
+	for _, tt := range []struct{ line, method, id string }{
+		{`{"jsonrpc":"2.0","method":"status","id":7}`, "status", "7"},
+		{`{"id":"a\"}b","jsonrpc":"2.0","method":"status"}`, "status", `"a\"}b"`},
+		{`{"jsonrpc":"2.0","method":"file/upload/chunk","params":{"upload_id":"up_1","id":3,"data_b64":"` + big + `"},"id":12}`, "file/upload/chunk", "12"},
+		{`{"jsonrpc":"2.0","method":"m","params":{"nested":{"id":5},"list":[{"id":6}],"s":"\\"},"id": null }`, "m", "null"},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"id":1}}`, "session/update", ""},
+	} {
+		method, id := scanRequest([]byte(tt.line))
+		if string(method) != tt.method || string(id) != tt.id {
+			t.Errorf("scanRequest(%.80s) = %q, %q; want %q, %q", tt.line, method, id, tt.method, tt.id)
 		}
 	}
 }
@@ -224,7 +249,7 @@ func TestStreamClientCountsUpdates(t *testing.T) {
 	}
 	defer c.close()
 	c.nc.SetDeadline(time.Now().Add(ioTimeout))
-	turn, err := c.promptAndCount("s", echoPrompt(3))
+	turn, err := c.promptAndCount("s", echoPrompt(3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,15 +31,21 @@ const (
 
 // newSession calls session/new with keep_siblings and returns the new session's id.
 func (c *client) newSession() (string, error) {
+	id, _, err := c.newSessionResult()
+	return id, err
+}
+
+// newSessionResult is newSession that also returns the result's bytes.
+func (c *client) newSessionResult() (string, []byte, error) {
 	res, err := c.call("session/new", newSessionParams)
 	if err != nil {
-		return "", fmt.Errorf("session/new: %w", err)
+		return "", nil, fmt.Errorf("session/new: %w", err)
 	}
 	id, ok := stringMember(res, `"sessionId":"`)
 	if !ok {
-		return "", fmt.Errorf("session/new: no sessionId in %.200s", res)
+		return "", nil, fmt.Errorf("session/new: no sessionId in %.200s", res)
 	}
-	return id, nil
+	return id, slices.Clone(res), nil
 }
 
 // closeSession calls session/close.
@@ -88,8 +94,9 @@ type streamTurn struct {
 
 // promptAndCount sends one session/prompt and counts the session/update lines until
 // the answer to it. Per line it only compares a prefix: the client must not be what
-// limits the rate. Any other line is an error.
-func (c *client) promptAndCount(sessionID, prompt string) (streamTurn, error) {
+// limits the rate. Any other line is an error. With record, the update lines are
+// appended to it as they came.
+func (c *client) promptAndCount(sessionID, prompt string, record *[]byte) (streamTurn, error) {
 	params, err := json.Marshal(struct {
 		SessionID string `json:"sessionId"`
 		Prompt    string `json:"prompt"`
@@ -114,6 +121,9 @@ func (c *client) promptAndCount(sessionID, prompt string) (streamTurn, error) {
 		}
 		if bytes.HasPrefix(line, prefix) {
 			t.Updates++
+			if record != nil {
+				*record = append(*record, line...)
+			}
 			continue
 		}
 		t.Elapsed = time.Since(start)
@@ -153,53 +163,63 @@ func checkAnswer(line []byte, id int64, updates, promptLines int) error {
 	return nil
 }
 
-// measureStream opens one connection and one session, runs one unmeasured turn, then
-// o.Turns measured ones, each with a prompt of o.PromptLines lines.
-func measureStream(d *daemon, o options, s *streamReport) error {
+// streamer is one side of the stream comparison: a connection with a session.
+type streamer struct {
+	c   *client
+	pid int // of the server process; 0 when unknown
+	id  string
+}
+
+// turn runs one turn and checks its answer.
+func (s *streamer) turn(prompt string, promptLines int, record *[]byte) (streamTurn, error) {
+	s.c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	t, err := s.c.promptAndCount(s.id, prompt, record)
+	if err != nil {
+		return t, err
+	}
+	return t, checkAnswer(t.Answer, s.c.id, t.Updates, promptLines)
+}
+
+// measureStream runs o.Turns rounds of one daemon turn and one echo turn, each with
+// a prompt of o.PromptLines lines, after the daemon's warm-up turn that recorded
+// what the echo server replays.
+func measureStream(d, e *streamer, o options, s *streamReport) error {
 	s.PromptLines, s.Turns = o.PromptLines, o.Turns
-	c, err := dialBlockingInitialized(d.socket, streamReadBuffer)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	c.nc.SetDeadline(time.Now().Add(ioTimeout))
-	id, err := c.newSession()
-	if err != nil {
-		return err
-	}
 	prompt := echoPrompt(o.PromptLines)
-	pid := d.cmd.Process.Pid
 	var total streamTurn
 	var daemonCPU, clientCPU time.Duration
-	for i := range o.Turns + 1 {
-		c.nc.SetDeadline(time.Now().Add(ioTimeout))
-		d0, c0 := processCPU(pid), processCPU(os.Getpid())
-		t, err := c.promptAndCount(id, prompt)
-		d1, c1 := processCPU(pid), processCPU(os.Getpid())
+	var ratios []float64
+	for i := range o.Turns {
+		d0, c0 := processCPU(d.pid), processCPU(os.Getpid())
+		t, err := d.turn(prompt, o.PromptLines, nil)
+		d1, c1 := processCPU(d.pid), processCPU(os.Getpid())
 		if err != nil {
-			return fmt.Errorf("turn %d: %w", i+1, err)
+			return fmt.Errorf("daemon turn %d: %w", i+1, err)
 		}
-		if err := checkAnswer(t.Answer, c.id, t.Updates, o.PromptLines); err != nil {
-			return fmt.Errorf("turn %d: %w", i+1, err)
+		et, err := e.turn(prompt, o.PromptLines, nil)
+		if err != nil {
+			return fmt.Errorf("echo turn %d: %w", i+1, err)
 		}
-		if i == 0 {
-			continue // warm-up
-		}
+		rate, echoRate := float64(t.Updates)/t.Elapsed.Seconds(), float64(et.Updates)/et.Elapsed.Seconds()
 		s.Updates = append(s.Updates, t.Updates)
 		s.TurnMs = append(s.TurnMs, ms(t.Elapsed))
-		s.PerSecond = append(s.PerSecond, float64(t.Updates)/t.Elapsed.Seconds())
+		s.PerSecond = append(s.PerSecond, rate)
+		s.EchoPerSecond = append(s.EchoPerSecond, echoRate)
+		ratios = append(ratios, rate/echoRate)
 		total.Updates += t.Updates
 		total.Elapsed += t.Elapsed
 		daemonCPU += d1 - d0
 		clientCPU += c1 - c0
 	}
 	s.MedianPerSecond = median(s.PerSecond)
+	s.EchoMedianPerSecond = median(s.EchoPerSecond)
+	s.Ratio = median(ratios)
 	s.TotalUpdates = total.Updates
 	s.TotalSeconds = total.Elapsed.Seconds()
 	s.TotalPerSecond = float64(total.Updates) / total.Elapsed.Seconds()
 	s.DaemonCPUus = us(daemonCPU) / float64(total.Updates)
 	s.ClientCPUus = us(clientCPU) / float64(total.Updates)
-	return c.closeSession(id)
+	return nil
 }
 
 // measureSessionNew times o.SessionNews sequential session/new calls on one
@@ -298,8 +318,10 @@ func measureIdleSessions(d *daemon, o options, s *idleSessionsReport) error {
 }
 
 // measureSessions starts a fresh daemon and measures, in this order, the memory of
-// idle sessions, the session/new latency and the session/update stream; then it
-// stops the daemon, which must exit 0.
+// idle sessions and the session/new latency; then it records a turn and an upload
+// of the daemon's, starts the echo server with those answers and compares the two on
+// the session/update stream and on uploads. Then it stops the daemon, which must
+// exit 0.
 func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
 	fmt.Fprintln(log, "starting a fresh daemon for the session measurements …")
 	d, err := startDaemon(o.Zeroclaw, maxConns)
@@ -320,10 +342,90 @@ func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
 	if err := measureSessionNew(d, o, &r.SessionNew); err != nil {
 		return fmt.Errorf("session/new latency: %w", err)
 	}
-	fmt.Fprintf(log, "session/update stream: %d turns of a %d-line prompt …\n", o.Turns, o.PromptLines)
-	if err := measureStream(d, o, &r.Stream); err != nil {
+
+	fmt.Fprintln(log, "recording a turn and an upload of the daemon's for the echo server …")
+	ds, a, err := recordAnswers(d, o)
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	defer ds.c.close()
+	echo, err := startBaseline(o.EchoInProcess, a)
+	if err != nil {
+		return err
+	}
+	echoStopped := false
+	defer func() {
+		if !echoStopped {
+			echo.stop()
+		}
+	}()
+	ec, err := dialBlockingInitialized(echo.addr, streamReadBuffer)
+	if err != nil {
+		return fmt.Errorf("echo: %w", err)
+	}
+	defer ec.close()
+	es := &streamer{c: ec, pid: echo.pid}
+	ec.nc.SetDeadline(time.Now().Add(ioTimeout))
+	if es.id, err = ec.newSession(); err != nil {
+		return fmt.Errorf("echo: %w", err)
+	}
+
+	fmt.Fprintf(log, "session/update stream: %d turns of a %d-line prompt per server …\n", o.Turns, o.PromptLines)
+	if err := measureStream(ds, es, o, &r.Stream); err != nil {
 		return fmt.Errorf("session/update stream: %w", err)
+	}
+	fmt.Fprintf(log, "uploads: %d rounds of a 10 MiB file per server …\n", o.Uploads)
+	if err := measureUploads(ds.c, ec, ds.id, o.Uploads, 1, &r.Upload); err != nil {
+		return fmt.Errorf("uploads: %w", err)
+	}
+	echoStopped = true
+	if err := echo.stop(); err != nil {
+		return err
+	}
+	ds.c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	if err := ds.c.closeSession(ds.id); err != nil {
+		return err
 	}
 	stopped = true
 	return d.stop()
+}
+
+// recordAnswers opens the daemon connection of the comparisons, creates its session,
+// runs the warm-up turn and one upload, and returns what the echo server answers
+// with: the daemon's own results, and the turn's updates to replay.
+func recordAnswers(d *daemon, o options) (*streamer, *answers, error) {
+	c, err := dialBlockingInitialized(d.socket, streamReadBuffer)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &streamer{c: c, pid: d.cmd.Process.Pid}
+	fail := func(err error) (*streamer, *answers, error) {
+		c.close()
+		return nil, nil, err
+	}
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	a := &answers{Results: map[string][]byte{}}
+	res, err := c.call("status", "")
+	if err != nil {
+		return fail(err)
+	}
+	a.Results["status"] = slices.Clone(res)
+	if s.id, a.Results["session/new"], err = c.newSessionResult(); err != nil {
+		return fail(err)
+	}
+	t, err := s.turn(echoPrompt(o.PromptLines), o.PromptLines, &a.Replay)
+	if err != nil {
+		return fail(fmt.Errorf("warm-up turn: %w", err))
+	}
+	if res, err = resultOf(t.Answer, c.id); err != nil {
+		return fail(err)
+	}
+	a.Results["session/prompt"] = slices.Clone(res)
+	c.nc.SetDeadline(time.Now().Add(ioTimeout))
+	u, err := c.uploadFile(s.id, uploadPayload(0))
+	if err != nil {
+		return fail(fmt.Errorf("warm-up upload: %w", err))
+	}
+	a.Results["file/upload/begin"], a.Results["file/upload/chunk"], a.Results["file/upload/commit"] = u.Begin, u.Chunk, u.Commit
+	return s, a, nil
 }
