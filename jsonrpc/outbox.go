@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // frameKind tells the outbound queue how to account for a frame.
 type frameKind uint8
@@ -58,14 +61,21 @@ func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {
 // push queues msg. With kick it starts the writer when none runs; without, the frame
 // waits for the next start (the reader's held answers). It fails with ErrClosed once
 // the connection closed, and a notification with ErrQueueFull when it does not fit.
+//
+// A notification that leaves the queue more than half full yields the processor
+// once: a sender that never blocks (a turn streaming from a fast model) would
+// otherwise fill the queue before the writer it started is even scheduled, and
+// detach a client that reads as fast as the socket allows. Yielding is not waiting
+// for the peer: the writer runs until its write blocks, and the sender goes on.
 func (o *outbox) push(msg []byte, kind frameKind, kick bool) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.closed {
+		o.mu.Unlock()
 		return ErrClosed
 	}
 	if kind == frameNotification {
 		if o.notes > 0 && (o.notes+1 > o.maxFrames || o.noteBytes+len(msg) > o.maxBytes) {
+			o.mu.Unlock()
 			return ErrQueueFull
 		}
 		o.notes++
@@ -79,6 +89,11 @@ func (o *outbox) push(msg []byte, kind frameKind, kick bool) error {
 	o.queue = append(o.queue, msg)
 	if kick {
 		o.startLocked()
+	}
+	yield := kind == frameNotification && !o.roomy()
+	o.mu.Unlock()
+	if yield {
+		runtime.Gosched()
 	}
 	return nil
 }

@@ -36,16 +36,17 @@ type daemon struct {
 }
 
 // startDaemon starts bin as a daemon in a fresh config dir under /tmp, whose
-// config.toml raises rpc.max_local_connections to maxConns, and waits until its
-// socket accepts a connect, polling every millisecond.
-func startDaemon(bin string, maxConns int) (*daemon, error) {
+// config.toml raises rpc.max_local_connections to maxConns (and, with extra, holds
+// those lines too), and waits until its socket accepts a connect, polling every
+// millisecond.
+func startDaemon(bin string, maxConns int, extra ...string) (*daemon, error) {
 	// /tmp, not $TMPDIR: the socket path must fit in sun_path (108 bytes).
 	dir, err := os.MkdirTemp("/tmp", "zcb")
 	if err != nil {
 		return nil, err
 	}
 	d := &daemon{dir: dir, socket: filepath.Join(dir, "data", "daemon.sock"), exited: make(chan struct{})}
-	config := fmt.Sprintf("[rpc]\nmax_local_connections = %d\n", maxConns)
+	config := fmt.Sprintf("[rpc]\nmax_local_connections = %d\n", maxConns) + strings.Join(extra, "")
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o600); err != nil {
 		d.cleanup()
 		return nil, err

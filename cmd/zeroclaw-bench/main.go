@@ -54,6 +54,10 @@ type options struct {
 	Turns        int `json:"turns"`         // echo turns whose session/update stream is counted
 	PromptLines  int `json:"prompt_lines"`  // lines of each turn's prompt
 	Uploads      int `json:"uploads"`       // rounds of 10 MiB uploads
+	// OutboundFrames is rpc.outbound_frames of the session daemon (with 64 MiB of
+	// rpc.outbound_bytes); 0 leaves the daemon's defaults (and suits a daemon that
+	// predates them).
+	OutboundFrames int `json:"outbound_frames"`
 	// EchoInProcess serves the echo baseline from this process instead of a child.
 	EchoInProcess bool `json:"echo_in_process"`
 }
@@ -64,6 +68,7 @@ func defaultOptions() options {
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
 		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000, Uploads: 8,
+		OutboundFrames: 65536,
 	}
 }
 
@@ -92,6 +97,7 @@ func main() {
 	flag.IntVar(&o.Turns, "turns", o.Turns, "echo turns whose session/update stream is counted")
 	flag.IntVar(&o.PromptLines, "prompt-lines", o.PromptLines, "lines of each streamed turn's prompt")
 	flag.IntVar(&o.Uploads, "uploads", o.Uploads, "rounds of 10 MiB uploads per server")
+	flag.IntVar(&o.OutboundFrames, "outbound-frames", o.OutboundFrames, "rpc.outbound_frames of the session daemon, with 64 MiB of rpc.outbound_bytes (0: the daemon's defaults)")
 	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
 	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns) for a CI smoke test")
@@ -174,6 +180,8 @@ func (o options) validate() error {
 		return errors.New("--prompt-lines must be between 1 and 100000")
 	case o.Uploads < 1 || o.Uploads > 100:
 		return errors.New("--uploads must be between 1 and 100")
+	case o.OutboundFrames < 0 || o.OutboundFrames > 1<<20:
+		return errors.New("--outbound-frames must be between 0 and 1048576")
 	}
 	return nil
 }

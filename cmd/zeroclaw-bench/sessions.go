@@ -324,7 +324,15 @@ func measureIdleSessions(d *daemon, o options, s *idleSessionsReport) error {
 // exit 0.
 func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
 	fmt.Fprintln(log, "starting a fresh daemon for the session measurements …")
-	d, err := startDaemon(o.Zeroclaw, maxConns)
+	var extra []string
+	if o.OutboundFrames > 0 {
+		// A turn of the echo provider publishes faster than any client reads: with
+		// the default queue the stream would overflow it, and the client be
+		// detached and told "lagged" (SPEC §15). The stream figure is about
+		// delivery, so the queue holds a whole turn.
+		extra = append(extra, fmt.Sprintf("outbound_frames = %d\noutbound_bytes = %d\n", o.OutboundFrames, 64<<20))
+	}
+	d, err := startDaemon(o.Zeroclaw, maxConns, extra...)
 	if err != nil {
 		return err
 	}
