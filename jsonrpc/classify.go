@@ -38,17 +38,28 @@ var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewB
 //
 // Member names match exactly: "Method" is an unknown member, not "method".
 func Classify(frame []byte) Envelope {
+	var f fields
+	if !f.scan(frame) { // the fast path (scan.go) was not sure: the decoder decides
+		f = fields{}
+		if err := f.decode(frame); err != nil {
+			return reject(NullID, CodeParseError, "parse error: "+syntaxReason(err))
+		}
+	}
+	return classifyFields(&f)
+}
+
+// decode fills f with the decoder, which validates all of frame.
+func (f *fields) decode(frame []byte) error {
 	d := decoders.Get().(*jsontext.Decoder)
 	defer func() {
 		d.Reset(emptyReader{}) // drop the reference to frame before pooling
 		decoders.Put(d)
 	}()
 	d.Reset(bytes.NewBuffer(frame))
+	return f.read(d, frame)
+}
 
-	var f fields
-	if err := f.read(d, frame); err != nil {
-		return reject(NullID, CodeParseError, "parse error: "+syntaxReason(err))
-	}
+func classifyFields(f *fields) Envelope {
 	if !f.isObject {
 		return reject(NullID, CodeInvalidRequest, "invalid request: a frame must be a JSON object (batches are not supported)")
 	}
@@ -60,9 +71,9 @@ func Classify(frame []byte) Envelope {
 		if f.result != nil || f.error != nil {
 			return reject(NullID, CodeInvalidRequest, `invalid request: "method" cannot appear with "result" or "error"`)
 		}
-		return classifyRequest(&f)
+		return classifyRequest(f)
 	case f.result != nil || f.error != nil:
-		return classifyResponse(&f)
+		return classifyResponse(f)
 	default:
 		return reject(NullID, CodeInvalidRequest, `invalid request: a frame needs "method", "result" or "error"`)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -129,3 +130,86 @@ type nopCloser struct{ io.Reader }
 
 func (nopCloser) Write(p []byte) (int, error) { return len(p), nil }
 func (nopCloser) Close() error                { return nil }
+
+// scanCases are frames on the edges of the fast path: each must get the same
+// verdict and fields from scan as from the decoder.
+var scanCases = []string{
+	`{"jsonrpc":"2.0","method":"status","id":1}`,
+	` {"jsonrpc" : "2.0" , "method":"m", "params":{"a":[1,-2.5e+3,0.1E-2,true,false,null,{}],"b":"x\"\\\/\b\f\n\r\t\u00e9"},"id":"s"} `,
+	`{"jsonrpc":"2.0","method":"m","params":{"a":1,"a":2},"id":1}`,      // a nested duplicate
+	`{"jsonrpc":"2.0","method":"m","method":"n","id":1}`,                // a top-level duplicate
+	`{"jsonrpc":"2.0","method":"m","params":{"\u0061":1,"a":2},"id":1}`, // a duplicate only once unescaped
+	`{"jsonrpc":"2.0","method":"m","params":["\ud83d\ude00"],"id":1}`,   // a surrogate pair
+	`{"jsonrpc":"2.0","method":"m","params":["\ud83d"],"id":1}`,         // a lone surrogate
+	"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\",\"id\":1}",                // invalid UTF-8
+	"{\"jsonrpc\":\"2.0\",\"method\":\"é€😀\",\"id\":1}",                 // valid multi-byte UTF-8
+	"{\"jsonrpc\":\"2.0\",\"method\":\"a\x01b\",\"id\":1}",              // a raw control character
+	`{"jsonrpc":"2.0","method":"m","id":01}`,                            // a leading zero
+	`{"jsonrpc":"2.0","method":"m","id":1.}`,
+	`{"jsonrpc":"2.0","method":"m","id":-}`,
+	`{"jsonrpc":"2.0","method":"m","id":1e}`,
+	`{"jsonrpc":"2.0","method":"m","id":1}{}`, // two values
+	`{"jsonrpc":"2.0","method":"m","id":1,}`,  // a trailing comma
+	`{"jsonrpc":"2.0","method":"m","params":[1,],"id":1}`,
+	`{"jsonrpc":"2.0","method":"m","params":{"k":tru},"id":1}`,
+	`{"jsonrpc":"2.0","result":{"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},"id":"zc-out-1"}`,
+	`{"jsonrpc":"2.0","method":"m","params":"` + strings.Repeat("QUJD", 100) + `","id":1}`,
+	`[1,2]`,
+	`{"jsonrpc":"2.0","method":"m","params":{"s":"unterminated}`,
+}
+
+func TestScanAgreesWithTheDecoder(t *testing.T) {
+	for _, frame := range scanCases {
+		checkScan(t, []byte(frame))
+	}
+	// The fast path must take the ordinary frames, or it saves nothing.
+	for _, i := range []int{0, 1, 8, 19} {
+		var f fields
+		if !f.scan([]byte(scanCases[i])) {
+			t.Errorf("scan declined %.80q", scanCases[i])
+		}
+	}
+	for _, frame := range []string{statusFrameText, promptFrameText} {
+		var f fields
+		if !f.scan([]byte(frame)) {
+			t.Errorf("scan declined %.80q", frame)
+		}
+	}
+}
+
+const statusFrameText = `{"jsonrpc":"2.0","method":"status","id":2}`
+
+var promptFrameText = `{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"5f0c9a8e","prompt":"` +
+	strings.Repeat(`Refactor the \"parser\" so that it reports line numbers.\n`, 70) + `"},"id":"req-17"}`
+
+// checkScan fails when scan accepts a frame the decoder refuses, or fills other
+// fields than the decoder does.
+func checkScan(t *testing.T, frame []byte) {
+	t.Helper()
+	var fast, slow fields
+	if !fast.scan(frame) {
+		return // the decoder decides: nothing to compare
+	}
+	if err := slow.decode(frame); err != nil {
+		t.Fatalf("scan accepted %q, which the decoder refuses: %v", frame, err)
+	}
+	for i, pair := range [][2]jsontext.Value{
+		{fast.version, slow.version}, {fast.method, slow.method}, {fast.id, slow.id},
+		{fast.params, slow.params}, {fast.result, slow.result}, {fast.error, slow.error},
+	} {
+		if !bytes.Equal(pair[0], pair[1]) || (pair[0] == nil) != (pair[1] == nil) {
+			t.Fatalf("field %d of %q: scan %q, decoder %q", i, frame, pair[0], pair[1])
+		}
+	}
+	if fast.isObject != slow.isObject {
+		t.Fatalf("isObject of %q: scan %v, decoder %v", frame, fast.isObject, slow.isObject)
+	}
+}
+
+// FuzzScan checks the fast path against the decoder on arbitrary frames.
+func FuzzScan(f *testing.F) {
+	for _, s := range scanCases {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) { checkScan(t, frame) })
+}
