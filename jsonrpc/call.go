@@ -29,11 +29,21 @@ func appendResultOf(dst []byte, id ID, result any) ([]byte, error) {
 		}
 		return appendID(dst, id), nil
 	}
-	b, err := json.Marshal(result)
-	if err != nil {
+	// Encoded straight into the frame: json.Marshal would allocate the result and
+	// AppendResult copy it again.
+	w := appendWriter{append(dst, `{"jsonrpc":"2.0","result":`...)}
+	if err := json.MarshalWrite(&w, result); err != nil {
 		return nil, err
 	}
-	return AppendResult(dst, id, b), nil
+	return appendID(w.b, id), nil
+}
+
+// appendWriter is an io.Writer that appends to b.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
 
 func (c *Conn) deliver(r *Response) {
