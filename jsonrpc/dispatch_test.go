@@ -123,7 +123,8 @@ func BenchmarkDispatchInline(b *testing.B) {
 // TestInlineDispatchAllocations bounds what one pipelined inline request allocates,
 // the whole path from the read to the write: a regression here costs every client.
 // The four are the frame's copy (handlers may keep it), the Request, its method
-// string and the answer's buffer; encoding/json's reflection adds three.
+// string and the answer's buffer. (Results encoded by reflection add what
+// encoding/json allocates, which is not ours to bound.)
 func TestInlineDispatchAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("counts allocations over 2000 requests")
@@ -132,7 +133,7 @@ func TestInlineDispatchAllocations(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  float64
-	}{{"appender", 4}, {"raw_value", 4}, {"reflection", 7}} {
+	}{{"appender", 4}, {"raw_value", 4}} {
 		var result func() any
 		for _, r := range results {
 			if r.name == tt.name {
