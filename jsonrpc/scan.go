@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/binary"
+	"math"
 	"unicode/utf8"
 )
 
@@ -15,6 +16,9 @@ import (
 // can only accept what the decoder accepts, and with the same fields
 // (FuzzClassify checks both).
 func (f *fields) scan(frame []byte) bool {
+	if len(frame) > math.MaxInt32 {
+		return false
+	}
 	s := scanner{b: frame}
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
@@ -32,7 +36,7 @@ func (f *fields) scan(frame []byte) bool {
 }
 
 const (
-	maxScanMembers = 32
+	maxScanMembers = 24
 	maxScanDepth   = 64
 )
 
@@ -59,7 +63,7 @@ func (s *scanner) object(depth int, top *fields) bool {
 		return false
 	}
 	s.i++ // '{'
-	var names [maxScanMembers][]byte
+	var names [maxScanMembers]struct{ start, end int32 } // offsets into s.b: small to zero
 	n := 0
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -77,11 +81,11 @@ func (s *scanner) object(depth int, top *fields) bool {
 		}
 		name := s.b[start+1 : s.i-1]
 		for _, prev := range names[:n] {
-			if string(prev) == string(name) {
+			if string(s.b[prev.start:prev.end]) == string(name) {
 				return false // a duplicate: the decoder words the error
 			}
 		}
-		names[n] = name
+		names[n].start, names[n].end = int32(start+1), int32(s.i-1)
 		n++
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
