@@ -37,7 +37,10 @@ var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewB
 //     ours in the opposite direction.
 //
 // Member names match exactly: "Method" is an unknown member, not "method".
-func Classify(frame []byte) Envelope {
+func Classify(frame []byte) Envelope { return classify(frame, nil) }
+
+// classify is Classify taking the Request and its method name from a (nil: the heap).
+func classify(frame []byte, a *arena) Envelope {
 	var f fields
 	if !f.scan(frame) { // the fast path (scan.go) was not sure: the decoder decides
 		f = fields{}
@@ -45,7 +48,7 @@ func Classify(frame []byte) Envelope {
 			return reject(NullID, CodeParseError, "parse error: "+syntaxReason(err))
 		}
 	}
-	return classifyFields(&f)
+	return classifyFields(&f, a)
 }
 
 // decode fills f with the decoder, which validates all of frame.
@@ -59,7 +62,7 @@ func (f *fields) decode(frame []byte) error {
 	return f.read(d, frame)
 }
 
-func classifyFields(f *fields) Envelope {
+func classifyFields(f *fields, a *arena) Envelope {
 	if !f.isObject {
 		return reject(NullID, CodeInvalidRequest, "invalid request: a frame must be a JSON object (batches are not supported)")
 	}
@@ -71,7 +74,7 @@ func classifyFields(f *fields) Envelope {
 		if f.result != nil || f.error != nil {
 			return reject(NullID, CodeInvalidRequest, `invalid request: "method" cannot appear with "result" or "error"`)
 		}
-		return classifyRequest(f)
+		return classifyRequest(f, a)
 	case f.result != nil || f.error != nil:
 		return classifyResponse(f)
 	default:
@@ -79,7 +82,7 @@ func classifyFields(f *fields) Envelope {
 	}
 }
 
-func classifyRequest(f *fields) Envelope {
+func classifyRequest(f *fields, a *arena) Envelope {
 	id := ID(nil)
 	if f.id != nil {
 		if !validID(f.id) {
@@ -96,6 +99,11 @@ func classifyRequest(f *fields) Envelope {
 	}
 	if f.params != nil && f.params.Kind() != '{' && f.params.Kind() != '[' {
 		return reject(replyID, CodeInvalidRequest, `invalid request: "params" must be an object or an array when present`)
+	}
+	if a != nil && bytes.IndexByte(f.method, '\\') < 0 {
+		r := a.request()
+		*r = Request{ID: id, Method: a.name(f.method[1 : len(f.method)-1]), Params: f.params}
+		return Envelope{Request: r}
 	}
 	method, err := unquote(f.method)
 	if err != nil {

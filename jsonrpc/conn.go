@@ -90,7 +90,8 @@ type Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	out outbox
+	out   outbox
+	arena arena // the reader's allocations (arena.go)
 
 	pendingMu sync.Mutex
 	pending   map[string]chan *Response
@@ -167,8 +168,10 @@ func (c *Conn) readLoop() error {
 		// started before the reader can block, so no answer waits for the client's
 		// next request. A peer that sends without reading is not read further while
 		// too many answers wait for it: that is its backpressure.
-		if !c.buffered() {
+		burst := c.buffered()
+		if !burst {
 			c.out.start()
+			c.arena.drop()
 		}
 		if !c.out.waitForRoom() {
 			return ErrClosed
@@ -182,8 +185,17 @@ func (c *Conn) readLoop() error {
 			}
 			return err
 		}
-		frame := bytes.Clone(line) // handlers outlive the framer's buffer
-		env := Classify(frame)
+		// Handlers outlive the framer's buffer. A frame of a burst is copied into the
+		// arena, with its Request: a lone one is allocated on its own.
+		var frame []byte
+		var env Envelope
+		if burst {
+			frame = c.arena.clone(line)
+			env = classify(frame, &c.arena)
+		} else {
+			frame = bytes.Clone(line)
+			env = classify(frame, nil)
+		}
 		switch {
 		case env.Reject != nil:
 			c.writeError(env.Reject.ID, env.Reject.Error)
@@ -204,7 +216,7 @@ func (c *Conn) readLoop() error {
 // each other. It reports false when the connection closed while waiting.
 func (c *Conn) dispatch(req *Request) bool {
 	if c.inline != nil && c.inline(req) {
-		if msg := c.answer(c.ctx, req); msg != nil {
+		if msg := c.answer(c.ctx, req, c.buffered()); msg != nil {
 			c.out.push(msg, frameResponse, false)
 		}
 		return true
@@ -232,15 +244,16 @@ func (c *Conn) dispatch(req *Request) bool {
 		}()
 		ctx, cancel := context.WithCancel(c.ctx)
 		defer cancel()
-		if msg := c.answer(ctx, req); msg != nil {
+		if msg := c.answer(ctx, req, false); msg != nil {
 			c.out.push(msg, frameResponse, true)
 		}
 	}()
 	return true
 }
 
-// answer runs the handler and encodes its answer (nil for a notification).
-func (c *Conn) answer(ctx context.Context, req *Request) []byte {
+// answer runs the handler and encodes its answer (nil for a notification). The
+// reader, in a burst, takes the answer's buffer from its arena.
+func (c *Conn) answer(ctx context.Context, req *Request, fromArena bool) []byte {
 	result, err := c.call(ctx, req)
 	if req.IsNotification() {
 		if err != nil {
@@ -250,7 +263,13 @@ func (c *Conn) answer(ctx context.Context, req *Request) []byte {
 	}
 	if err == nil {
 		var msg []byte
-		if msg, err = appendResultOf(c.buffer(256), req.ID, result); err == nil {
+		var buf []byte
+		if fromArena {
+			buf = c.arena.alloc(352)
+		} else {
+			buf = c.buffer(256)
+		}
+		if msg, err = appendResultOf(buf, req.ID, result); err == nil {
 			return msg
 		}
 		err = fmt.Errorf("encoding the result of %s: %w", req.Method, err)

@@ -1,0 +1,75 @@
+package jsonrpc
+
+import "bytes"
+
+// arena serves the reader's small allocations during a burst of pipelined frames
+// from a few shared chunks instead of one object each: the copies of the frames,
+// their Requests, their method names and the buffers of their answers. Only the
+// reader goroutine uses it. A chunk lives as long as anything carved from it (a
+// handler may keep its params), and the reader drops its chunks whenever it is
+// about to block, so an idle connection holds none, and a lone request takes the
+// ordinary allocations, which cost less than a chunk.
+type arena struct {
+	bytes []byte    // free room for frame copies and answer buffers
+	reqs  []Request // free Requests
+	// names interns method names: a connection uses a few, again and again.
+	names map[string]string
+}
+
+const (
+	arenaChunk    = 8 << 10 // bytes per chunk of frames and answers
+	arenaMaxPiece = 1 << 10 // larger pieces are allocated on their own
+	arenaRequests = 32      // Requests per chunk
+	arenaNames    = 64      // method names interned per connection, at most
+)
+
+// drop lets go of the chunks (the reader is about to block).
+func (a *arena) drop() { a.bytes, a.reqs = nil, nil }
+
+// clone copies b into the arena.
+func (a *arena) clone(b []byte) []byte {
+	if len(b) > arenaMaxPiece {
+		return bytes.Clone(b)
+	}
+	out := a.alloc(len(b))
+	return append(out, b...)
+}
+
+// alloc returns an empty slice with room for n bytes: appending past n reallocates,
+// never overwrites a neighbour.
+func (a *arena) alloc(n int) []byte {
+	if n > arenaMaxPiece {
+		return make([]byte, 0, n)
+	}
+	if cap(a.bytes)-len(a.bytes) < n {
+		a.bytes = make([]byte, 0, arenaChunk)
+	}
+	start := len(a.bytes)
+	a.bytes = a.bytes[:start+n]
+	return a.bytes[start:start:start+n]
+}
+
+// request returns a zero Request.
+func (a *arena) request() *Request {
+	if len(a.reqs) == 0 {
+		a.reqs = make([]Request, arenaRequests)
+	}
+	r := &a.reqs[0]
+	a.reqs = a.reqs[1:]
+	return r
+}
+
+// name returns the method name b as a string, shared with earlier requests.
+func (a *arena) name(b []byte) string {
+	if s, ok := a.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(a.names) < arenaNames && len(b) <= 64 {
+		if a.names == nil {
+			a.names = make(map[string]string)
+		}
+		a.names[s] = s
+	}
+	return s
+}
