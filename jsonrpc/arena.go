@@ -11,20 +11,22 @@ import "bytes"
 // ordinary allocations, which cost less than a chunk.
 type arena struct {
 	bytes []byte    // free room for frame copies and answer buffers
+	chunk int       // the size of the next chunk: it doubles during a burst
 	reqs  []Request // free Requests
 	// names interns method names: a connection uses a few, again and again.
 	names map[string]string
 }
 
 const (
-	arenaChunk    = 8 << 10 // bytes per chunk of frames and answers
+	arenaFirst    = 1 << 10 // bytes of a burst's first chunk of frames and answers
+	arenaChunk    = 8 << 10 // bytes of its later chunks, at most
 	arenaMaxPiece = 1 << 10 // larger pieces are allocated on their own
 	arenaRequests = 32      // Requests per chunk
 	arenaNames    = 64      // method names interned per connection, at most
 )
 
 // drop lets go of the chunks (the reader is about to block).
-func (a *arena) drop() { a.bytes, a.reqs = nil, nil }
+func (a *arena) drop() { a.bytes, a.reqs, a.chunk = nil, nil, 0 }
 
 // clone copies b into the arena.
 func (a *arena) clone(b []byte) []byte {
@@ -42,7 +44,8 @@ func (a *arena) alloc(n int) []byte {
 		return make([]byte, 0, n)
 	}
 	if cap(a.bytes)-len(a.bytes) < n {
-		a.bytes = make([]byte, 0, arenaChunk)
+		a.chunk = min(max(2*a.chunk, arenaFirst), arenaChunk)
+		a.bytes = make([]byte, 0, max(a.chunk, n))
 	}
 	start := len(a.bytes)
 	a.bytes = a.bytes[:start+n]

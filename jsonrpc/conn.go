@@ -90,8 +90,9 @@ type Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	out   outbox
-	arena arena // the reader's allocations (arena.go)
+	out     outbox
+	arena   arena  // the reader's allocations (arena.go)
+	scratch []byte // the reader's encoding buffer for inline answers
 
 	pendingMu sync.Mutex
 	pending   map[string]chan *Response
@@ -216,7 +217,17 @@ func (c *Conn) readLoop() error {
 // each other. It reports false when the connection closed while waiting.
 func (c *Conn) dispatch(req *Request) bool {
 	if c.inline != nil && c.inline(req) {
-		if msg := c.answer(c.ctx, req, c.buffered()); msg != nil {
+		// Encoded in the reader's scratch buffer, then copied at its exact size.
+		msg := c.answer(c.ctx, req, c.scratch[:0])
+		if msg != nil {
+			if cap(msg) <= retainedReadBuffer {
+				c.scratch = msg[:0]
+			}
+			if c.buffered() {
+				msg = c.arena.clone(msg)
+			} else {
+				msg = bytes.Clone(msg)
+			}
 			c.out.push(msg, frameResponse, false)
 		}
 		return true
@@ -244,16 +255,16 @@ func (c *Conn) dispatch(req *Request) bool {
 		}()
 		ctx, cancel := context.WithCancel(c.ctx)
 		defer cancel()
-		if msg := c.answer(ctx, req, false); msg != nil {
+		if msg := c.answer(ctx, req, nil); msg != nil {
 			c.out.push(msg, frameResponse, true)
 		}
 	}()
 	return true
 }
 
-// answer runs the handler and encodes its answer (nil for a notification). The
-// reader, in a burst, takes the answer's buffer from its arena.
-func (c *Conn) answer(ctx context.Context, req *Request, fromArena bool) []byte {
+// answer runs the handler and encodes its answer (nil for a notification) into dst,
+// or into a buffer of its own when dst is nil.
+func (c *Conn) answer(ctx context.Context, req *Request, dst []byte) []byte {
 	result, err := c.call(ctx, req)
 	if req.IsNotification() {
 		if err != nil {
@@ -263,13 +274,10 @@ func (c *Conn) answer(ctx context.Context, req *Request, fromArena bool) []byte 
 	}
 	if err == nil {
 		var msg []byte
-		var buf []byte
-		if fromArena {
-			buf = c.arena.alloc(352)
-		} else {
-			buf = c.buffer(256)
+		if dst == nil {
+			dst = c.buffer(256)
 		}
-		if msg, err = appendResultOf(buf, req.ID, result); err == nil {
+		if msg, err = appendResultOf(dst, req.ID, result); err == nil {
 			return msg
 		}
 		err = fmt.Errorf("encoding the result of %s: %w", req.Method, err)
@@ -281,7 +289,10 @@ func (c *Conn) answer(ctx context.Context, req *Request, fromArena bool) []byte 
 		}
 		e = &Error{Code: CodeInternalError, Message: "internal error"}
 	}
-	return AppendError(c.buffer(len(e.Message)+len(e.Data)), req.ID, e)
+	if dst == nil {
+		dst = c.buffer(len(e.Message) + len(e.Data))
+	}
+	return AppendError(dst, req.ID, e)
 }
 
 // call runs the handler, turning a panic into an internal error so one bad request

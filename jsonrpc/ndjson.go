@@ -17,6 +17,7 @@ const (
 	FrameTimeout       = 30 * time.Second
 	WriteStallTimeout  = 30 * time.Second
 	initialReadBuffer  = 1 << 10 // held by every idle connection: keep it small
+	busyReadBuffer     = 16 << 10
 	retainedReadBuffer = 64 << 10
 )
 
@@ -80,9 +81,13 @@ type NDJSON struct {
 
 	buf              []byte
 	start, scan, end int         // buf[start:end] is unread; buf[start:scan] holds no newline
+	filled           bool        // the last read filled all the room it had
+	smallReads       int         // reads in a row that brought less than initialReadBuffer/2
 	timing           bool        // a read deadline for the started line is set
 	failed           atomic.Bool // a FrameError was returned: Close lingers so the reply is read
 	eof              bool
+	// writeArmed is when the write deadline was last set (only the writer touches it).
+	writeArmed time.Time
 }
 
 // NewNDJSON returns an NDJSON framer with the limits of SPEC §2.
@@ -137,6 +142,14 @@ func (f *NDJSON) fill() error {
 	case pending == 0 && cap(f.buf) > retainedReadBuffer:
 		f.buf = nil // a large line is done: give its memory back
 		f.start, f.scan, f.end = 0, 0, 0
+	case pending == 0 && f.filled && len(f.buf) < busyReadBuffer:
+		// A pipelining peer filled the buffer: read its bursts in fewer, larger reads.
+		f.buf = make([]byte, min(busyReadBuffer, f.MaxLine))
+		f.start, f.scan, f.end = 0, 0, 0
+	case pending == 0 && f.smallReads >= 16 && len(f.buf) > initialReadBuffer && len(f.buf) <= busyReadBuffer:
+		// Traffic slowed down to lone requests: keep only a small buffer.
+		f.buf = nil
+		f.start, f.scan, f.end = 0, 0, 0
 	case f.start > 0:
 		copy(f.buf, f.buf[f.start:f.end])
 		f.scan -= f.start
@@ -151,6 +164,12 @@ func (f *NDJSON) fill() error {
 	}
 	f.setLineDeadline(pending > 0)
 	n, err := f.rw.Read(f.buf[f.end:])
+	f.filled = n == len(f.buf)-f.end
+	if n < initialReadBuffer/2 {
+		f.smallReads++
+	} else {
+		f.smallReads = 0
+	}
 	f.end += n
 	switch {
 	case err == nil:
@@ -183,11 +202,26 @@ func (f *NDJSON) setLineDeadline(started bool) {
 // WriteFrame writes msg and its newline in one write.
 func (f *NDJSON) WriteFrame(msg []byte) error {
 	msg = append(msg, '\n')
-	if f.dl != nil && f.WriteTimeout > 0 {
-		f.dl.SetWriteDeadline(time.Now().Add(f.WriteTimeout))
-	}
+	f.armWrite()
 	_, err := f.rw.Write(msg)
 	return err
+}
+
+// armWrite sets the write deadline for the write about to start, so that one that
+// stalls for WriteTimeout fails. Setting a deadline costs a timer update, so a
+// burst of writes re-arms it only every WriteTimeout/30, to WriteTimeout plus that
+// slack: a stalled write fails after between WriteTimeout and 31/30 of it.
+func (f *NDJSON) armWrite() {
+	if f.dl == nil || f.WriteTimeout <= 0 {
+		return
+	}
+	slack := f.WriteTimeout / 30
+	now := time.Now()
+	if now.Sub(f.writeArmed) < slack {
+		return
+	}
+	f.writeArmed = now
+	f.dl.SetWriteDeadline(now.Add(f.WriteTimeout + slack))
 }
 
 // CloseRead stops reading, when the stream can (a socket): the reader sees the end
@@ -209,9 +243,7 @@ func (f *NDJSON) WriteFrames(msgs [][]byte) error {
 	for _, m := range msgs {
 		out = append(append(out, m...), '\n')
 	}
-	if f.dl != nil && f.WriteTimeout > 0 {
-		f.dl.SetWriteDeadline(time.Now().Add(f.WriteTimeout))
-	}
+	f.armWrite()
 	_, err := f.rw.Write(out)
 	if cap(out) <= retainedReadBuffer {
 		*bp = out

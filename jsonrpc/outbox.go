@@ -130,7 +130,7 @@ func (o *outbox) run() {
 		o.notes -= notes
 		o.noteBytes -= noteBytes
 		o.answerBytes -= answerBytes
-		if cap(batch) <= 64 { // a long batch is done: do not keep its slice on an idle connection
+		if cap(batch) <= 1024 {
 			o.spare = batch[:0]
 		}
 		o.signalRoom()
@@ -143,6 +143,9 @@ func (o *outbox) run() {
 		}
 	}
 	o.writing = false
+	if cap(o.spare) > 64 { // the burst is done: an idle connection keeps a small slice
+		o.spare = nil
+	}
 	o.cond.Broadcast()
 	o.mu.Unlock()
 }
