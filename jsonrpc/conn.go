@@ -60,6 +60,11 @@ type Options struct {
 	// reading the next frame: the server uses it to serve the handshake in order, and
 	// for methods too quick to be worth a goroutine. Inline requests take no slot.
 	Inline func(*Request) bool
+	// Ordered, when it reports true, serves the request in frame order like Inline,
+	// but on a short-lived goroutine the reader waits for. It is for calls that run
+	// deep, such as the handshake: the reader's stack, which every idle connection
+	// keeps for its life, then never grows to hold them. Checked before Inline.
+	Ordered func(*Request) bool
 	// Priority, when it reports true for a request that is not inline, serves it on
 	// a goroutine of its own without waiting for one of the MaxInFlight slots: a
 	// client whose slots are all held by long calls can still reach the daemon with
@@ -82,6 +87,7 @@ type Conn struct {
 	framer   Framer
 	handler  Handler
 	inline   func(*Request) bool
+	ordered  func(*Request) bool
 	priority func(*Request) bool
 	log      *slog.Logger
 	slots    chan struct{}
@@ -119,6 +125,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		framer:    framer,
 		handler:   h,
 		inline:    opts.Inline,
+		ordered:   opts.Ordered,
 		priority:  opts.Priority,
 		log:       log,
 		slots:     make(chan struct{}, n),
@@ -216,6 +223,14 @@ func (c *Conn) readLoop() error {
 // wait for a slot is the backpressure of SPEC §2; priority requests wait only for
 // each other. It reports false when the connection closed while waiting.
 func (c *Conn) dispatch(req *Request) bool {
+	if c.ordered != nil && c.ordered(req) {
+		done := make(chan []byte)
+		go func() { done <- c.answer(c.ctx, req, nil) }()
+		if msg := <-done; msg != nil {
+			c.out.push(msg, frameResponse, false)
+		}
+		return true
+	}
 	if c.inline != nil && c.inline(req) {
 		// Encoded in the reader's scratch buffer, then copied at its exact size.
 		msg := c.answer(c.ctx, req, c.scratch[:0])
