@@ -186,10 +186,11 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 		// pipeline initialize and its first calls.
 		// After it, the methods that never wait (no I/O, no lock held for long) are
 		// served in order too: a goroutine per call would cost more than the call.
+		// The handshake runs deep: served on a goroutine of its own (in order all
+		// the same), it leaves the reader's stack, which an idle connection keeps,
+		// small.
+		Ordered: func(r *jsonrpc.Request) bool { return !c.initialized.Load() },
 		Inline: func(r *jsonrpc.Request) bool {
-			if !c.initialized.Load() {
-				return true
-			}
 			row := s.methods[r.Method]
 			return row != nil && row.inline
 		},
