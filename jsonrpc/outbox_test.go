@@ -358,3 +358,28 @@ func TestFramesFromManySendersNeverInterleave(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderedRequestsAreServedOneAtATimeInFrameOrder(t *testing.T) {
+	var running, overlaps atomic.Int32
+	h := HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+		if running.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		defer running.Add(-1)
+		return string(req.ID), nil
+	})
+	_, peer, r := pair(t, h, Options{Ordered: func(*Request) bool { return true }})
+	var batch strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","method":"deep","id":%d}`+"\n", i)
+	}
+	write(t, peer, strings.TrimSuffix(batch.String(), "\n"))
+	for i := range 100 {
+		if m := readMsg(t, peer, r); m["id"] != float64(i) {
+			t.Fatalf("answer %d: %v", i, m)
+		}
+	}
+	if n := overlaps.Load(); n > 0 {
+		t.Fatalf("%d ordered requests ran while another did", n)
+	}
+}
