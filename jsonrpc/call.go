@@ -88,7 +88,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		forget()
 		return err
 	}
-	if err := c.out.push(msg, frameResponse, true); err != nil {
+	if err := c.out.push(msg, frameResponse, true, false); err != nil {
 		forget()
 		return err
 	}

@@ -227,23 +227,18 @@ func (c *Conn) dispatch(req *Request) bool {
 		done := make(chan []byte)
 		go func() { done <- c.answer(c.ctx, req, nil) }()
 		if msg := <-done; msg != nil {
-			c.out.push(msg, frameResponse, false)
+			c.out.push(msg, frameResponse, false, false)
 		}
 		return true
 	}
 	if c.inline != nil && c.inline(req) {
-		// Encoded in the reader's scratch buffer, then copied at its exact size.
+		// Encoded in the reader's scratch buffer, which the queue copies.
 		msg := c.answer(c.ctx, req, c.scratch[:0])
 		if msg != nil {
-			if cap(msg) <= retainedReadBuffer {
+			c.out.push(msg, frameResponse, false, true)
+			if cap(msg) <= 4<<10 { // an idle connection keeps no large buffer
 				c.scratch = msg[:0]
 			}
-			if c.buffered() {
-				msg = c.arena.clone(msg)
-			} else {
-				msg = bytes.Clone(msg)
-			}
-			c.out.push(msg, frameResponse, false)
 		}
 		return true
 	}
@@ -271,7 +266,7 @@ func (c *Conn) dispatch(req *Request) bool {
 		ctx, cancel := context.WithCancel(c.ctx)
 		defer cancel()
 		if msg := c.answer(ctx, req, nil); msg != nil {
-			c.out.push(msg, frameResponse, true)
+			c.out.push(msg, frameResponse, true, false)
 		}
 	}()
 	return true
@@ -354,7 +349,7 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 func (c *Conn) Context() context.Context { return c.ctx }
 
 func (c *Conn) writeError(id ID, e *Error) {
-	c.out.push(AppendError(c.buffer(len(e.Message)+len(e.Data)), id, e), frameResponse, false)
+	c.out.push(AppendError(c.buffer(len(e.Message)+len(e.Data)), id, e), frameResponse, false, false)
 }
 
 // buffered reports whether the framer holds another complete frame, so that the next

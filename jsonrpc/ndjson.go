@@ -233,6 +233,16 @@ func (f *NDJSON) CloseRead() error {
 	return errors.ErrUnsupported
 }
 
+// AppendFrame appends msg and its newline to dst (StreamFramer).
+func (f *NDJSON) AppendFrame(dst, msg []byte) []byte { return append(append(dst, msg...), '\n') }
+
+// WriteStream writes frames made by AppendFrame in one write (StreamFramer).
+func (f *NDJSON) WriteStream(b []byte) error {
+	f.armWrite()
+	_, err := f.rw.Write(b)
+	return err
+}
+
 // writeBuffers hold the batches of WriteFrames between uses.
 var writeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 

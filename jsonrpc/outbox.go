@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"runtime"
 	"sync"
 )
@@ -37,8 +38,13 @@ type outbox struct {
 	mu   sync.Mutex
 	cond sync.Cond // broadcast after each write and at close
 	// queue holds the frames not yet taken by the writer; spare is the slice of a
-	// finished batch, kept for the next one.
+	// finished batch, kept for the next one. Over a StreamFramer the frames are
+	// appended to stream instead, framed, in a buffer from a shared pool that the
+	// writer hands back once written: no copy per frame, and none held when idle.
 	queue, spare [][]byte
+	framer       StreamFramer // nil when the framer is not one
+	stream       *[]byte
+	queued       int // frames not yet taken by the writer
 	// Totals of what is queued or being written, and the part of them still queued.
 	notes, noteBytes, answerBytes    int
 	qNotes, qNoteBytes, qAnswerBytes int
@@ -55,19 +61,37 @@ func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {
 		maxBytes = OutboundBytes
 	}
 	o.c, o.maxFrames, o.maxBytes = c, maxFrames, maxBytes
+	o.framer, _ = c.framer.(StreamFramer)
 	o.cond.L = &o.mu
 }
 
-// push queues msg. With kick it starts the writer when none runs; without, the frame
-// waits for the next start (the reader's held answers). It fails with ErrClosed once
-// the connection closed, and a notification with ErrQueueFull when it does not fit.
+// StreamFramer is a Framer over a byte stream, where frames are delimited within
+// the stream. Conn's outbound queue then holds the stream's bytes themselves.
+type StreamFramer interface {
+	// AppendFrame appends msg, framed, to dst.
+	AppendFrame(dst, msg []byte) []byte
+	// WriteStream writes b, whole frames made by AppendFrame, as WriteFrame would
+	// write them one by one.
+	WriteStream(b []byte) error
+}
+
+// streamBuffers are the outbound buffers of every connection over a StreamFramer.
+var streamBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledStream bounds the buffers kept in streamBuffers.
+const maxPooledStream = 256 << 10
+
+// push queues msg, which it may keep (borrowed: only until it returns). With kick it
+// starts the writer when none runs; without, the frame waits for the next start (the
+// reader's held answers). It fails with ErrClosed once the connection closed, and a
+// notification with ErrQueueFull when it does not fit.
 //
 // A notification that leaves the queue more than half full yields the processor
 // once: a sender that never blocks (a turn streaming from a fast model) would
 // otherwise fill the queue before the writer it started is even scheduled, and
 // detach a client that reads as fast as the socket allows. Yielding is not waiting
 // for the peer: the writer runs until its write blocks, and the sender goes on.
-func (o *outbox) push(msg []byte, kind frameKind, kick bool) error {
+func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
@@ -86,7 +110,18 @@ func (o *outbox) push(msg []byte, kind frameKind, kick bool) error {
 		o.answerBytes += len(msg)
 		o.qAnswerBytes += len(msg)
 	}
-	o.queue = append(o.queue, msg)
+	switch {
+	case o.framer != nil:
+		if o.stream == nil {
+			o.stream = streamBuffers.Get().(*[]byte)
+		}
+		*o.stream = o.framer.AppendFrame(*o.stream, msg)
+	case borrowed:
+		o.queue = append(o.queue, bytes.Clone(msg))
+	default:
+		o.queue = append(o.queue, msg)
+	}
+	o.queued++
 	if kick {
 		o.startLocked()
 	}
@@ -106,7 +141,7 @@ func (o *outbox) start() {
 }
 
 func (o *outbox) startLocked() {
-	if !o.writing && !o.closed && len(o.queue) > 0 {
+	if !o.writing && !o.closed && o.queued > 0 {
 		o.writing = true
 		go o.run()
 	}
@@ -116,15 +151,24 @@ func (o *outbox) startLocked() {
 // one write.
 func (o *outbox) run() {
 	o.mu.Lock()
-	for len(o.queue) > 0 && !o.closed {
-		batch := o.queue
-		o.queue, o.spare = o.spare, nil
+	for o.queued > 0 && !o.closed {
+		batch, stream := o.queue, o.stream
+		o.queue, o.spare, o.stream, o.queued = o.spare, nil, nil, 0
 		notes, noteBytes, answerBytes := o.qNotes, o.qNoteBytes, o.qAnswerBytes
 		o.qNotes, o.qNoteBytes, o.qAnswerBytes = 0, 0, 0
 		o.mu.Unlock()
 
-		err := o.c.writeFrames(batch)
-		clear(batch)
+		var err error
+		if stream != nil {
+			err = o.framer.WriteStream(*stream)
+			if cap(*stream) <= maxPooledStream {
+				*stream = (*stream)[:0]
+				streamBuffers.Put(stream)
+			}
+		} else {
+			err = o.c.writeFrames(batch)
+			clear(batch)
+		}
 
 		o.mu.Lock()
 		o.notes -= notes
@@ -154,7 +198,7 @@ func (o *outbox) run() {
 // closed.
 func (o *outbox) waitWritten() {
 	o.mu.Lock()
-	for (o.writing || len(o.queue) > 0) && !o.closed {
+	for (o.writing || o.queued > 0) && !o.closed {
 		o.startLocked()
 		o.cond.Wait()
 	}
@@ -190,7 +234,7 @@ func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
 	clear(o.queue)
-	o.queue = nil
+	o.queue, o.stream, o.queued = nil, nil, 0
 	if o.room != nil {
 		close(o.room)
 		o.room = nil
@@ -219,7 +263,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.out.push(msg, frameNotification, true)
+	return c.out.push(msg, frameNotification, true, false)
 }
 
 // Room returns a channel that is closed once the queued notifications fill at most
