@@ -166,6 +166,23 @@ func BenchmarkDecodeParams(b *testing.B) {
 			}
 		})
 	}
+	b.Run("upload_chunk_1MiB", func(b *testing.B) {
+		// file/upload/chunk's params: 1 MiB of base64 data, the upload's hot path.
+		params := jsontext.Value(`{"upload_id":"up_51d0","offset":1048576,"data_b64":"` + strings.Repeat("QUJD", 1<<20/3) + `"}`)
+		var p struct {
+			UploadID string `json:"upload_id"`
+			Offset   int64  `json:"offset"`
+			DataB64  string `json:"data_b64"`
+		}
+		if err := jsonrpc.DecodeParams(params, &p); err != nil || len(p.DataB64) < 1<<20 {
+			b.Fatalf("decoded %d bytes, err %v", len(p.DataB64), err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(int64(len(params)))
+		for b.Loop() {
+			jsonrpc.DecodeParams(params, &p)
+		}
+	})
 	b.Run("prompt_4KiB", func(b *testing.B) {
 		env := jsonrpc.Classify([]byte(promptFrame))
 		params := env.Request.Params
