@@ -49,7 +49,7 @@ func (a *arena) alloc(n int) []byte {
 	}
 	start := len(a.bytes)
 	a.bytes = a.bytes[:start+n]
-	return a.bytes[start:start:start+n]
+	return a.bytes[start : start : start+n]
 }
 
 // request returns a zero Request.

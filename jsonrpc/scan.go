@@ -62,7 +62,7 @@ func (s *scanner) object(depth int, top *fields) bool {
 	if depth >= maxScanDepth {
 		return false
 	}
-	s.i++ // '{'
+	s.i++                                                // '{'
 	var names [maxScanMembers]struct{ start, end int32 } // offsets into s.b: small to zero
 	n := 0
 	s.space()
