@@ -62,8 +62,9 @@ func (s *scanner) object(depth int, top *fields) bool {
 	if depth >= maxScanDepth {
 		return false
 	}
-	s.i++                                                // '{'
-	var names [maxScanMembers]struct{ start, end int32 } // offsets into s.b: small to zero
+	s.i++ // '{'
+	// The names so far, as offsets into s.b: small to zero on every call.
+	var names [maxScanMembers]struct{ start, end int32 }
 	n := 0
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
