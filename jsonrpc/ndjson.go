@@ -140,7 +140,11 @@ func (f *NDJSON) fill() error {
 	}
 	switch {
 	case pending == 0 && cap(f.buf) > retainedReadBuffer:
-		f.buf = nil // a large line is done: give its memory back
+		// A large line is done: its buffer goes to the pool, for the next large
+		// line of any connection (an upload sends many).
+		b := f.buf[:0]
+		largeBuffers.Put(&b)
+		f.buf = nil
 		f.start, f.scan, f.end = 0, 0, 0
 	case pending == 0 && f.filled && len(f.buf) < busyReadBuffer:
 		// A pipelining peer filled the buffer: read its bursts in fewer, larger reads.
@@ -159,8 +163,7 @@ func (f *NDJSON) fill() error {
 		f.buf = make([]byte, min(initialReadBuffer, f.MaxLine))
 	}
 	if f.end == len(f.buf) {
-		n := min(2*len(f.buf), f.MaxLine)
-		f.buf = append(f.buf[:f.end], make([]byte, n-f.end)...)
+		f.grow(min(2*len(f.buf), f.MaxLine))
 	}
 	f.setLineDeadline(pending > 0)
 	n, err := f.rw.Read(f.buf[f.end:])
@@ -183,6 +186,24 @@ func (f *NDJSON) fill() error {
 	default:
 		return err
 	}
+}
+
+// largeBuffers hold the read buffers of lines longer than retainedReadBuffer
+// between uses, so that a stream of them (upload chunks) does not grow a buffer by
+// doubling for every line.
+var largeBuffers sync.Pool
+
+// grow makes the buffer n bytes long, keeping what it holds.
+func (f *NDJSON) grow(n int) {
+	if n > retainedReadBuffer {
+		if p, ok := largeBuffers.Get().(*[]byte); ok {
+			if b := *p; cap(b) >= n && cap(b) <= f.MaxLine {
+				f.buf = append(b[:0], f.buf[:f.end]...)[:cap(b)]
+				return
+			}
+		}
+	}
+	f.buf = append(f.buf[:f.end], make([]byte, n-f.end)...)
 }
 
 // setLineDeadline arms the read deadline when a line has started and clears it when

@@ -259,12 +259,29 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
+	if c.out.framer != nil {
+		// The queue copies the frame into its stream: encode it in a scratch buffer.
+		bp := scratchBuffers.Get().(*[]byte)
+		msg, err := AppendRequest((*bp)[:0], nil, method, p)
+		if err == nil {
+			err = c.out.push(msg, frameNotification, true, true)
+		}
+		if cap(msg) <= 64<<10 {
+			*bp = msg[:0]
+			scratchBuffers.Put(bp)
+		}
+		return err
+	}
 	msg, err := AppendRequest(c.buffer(len(p)+len(method)), nil, method, p)
 	if err != nil {
 		return err
 	}
 	return c.out.push(msg, frameNotification, true, false)
 }
+
+// scratchBuffers hold the buffers notifications are encoded in before the queue
+// copies them.
+var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // Room returns a channel that is closed once the queued notifications fill at most
 // half of the outbound bounds (at once when they already do), or the connection
