@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // frameKind tells the outbound queue how to account for a frame.
@@ -49,6 +50,8 @@ type outbox struct {
 	notes, noteBytes, answerBytes    int
 	qNotes, qNoteBytes, qAnswerBytes int
 	writing                          bool // a writer goroutine runs
+	// heavy mirrors answerBytes >= maxBytes, so the reader checks it without the lock.
+	heavy atomic.Bool
 	closed                           bool
 	room                             chan struct{} // see Conn.Room; nil until asked for
 }
@@ -109,6 +112,7 @@ func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	} else {
 		o.answerBytes += len(msg)
 		o.qAnswerBytes += len(msg)
+		o.heavy.Store(o.answerBytes >= o.maxBytes)
 	}
 	switch {
 	case o.framer != nil:
@@ -174,6 +178,7 @@ func (o *outbox) run() {
 		o.notes -= notes
 		o.noteBytes -= noteBytes
 		o.answerBytes -= answerBytes
+		o.heavy.Store(o.answerBytes >= o.maxBytes)
 		if cap(batch) <= 1024 {
 			o.spare = batch[:0]
 		}
@@ -208,6 +213,9 @@ func (o *outbox) waitWritten() {
 // waitForRoom holds the reader while maxBytes of answers wait to be written, and
 // reports false when the connection closed meanwhile.
 func (o *outbox) waitForRoom() bool {
+	if !o.heavy.Load() {
+		return !o.c.closed.Load()
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for o.answerBytes >= o.maxBytes && !o.closed {
