@@ -2,9 +2,11 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json/jsontext"
 	"errors"
 	"io"
+	"math/bits"
 	"strings"
 	"testing"
 )
@@ -212,4 +214,32 @@ func FuzzScan(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) { checkScan(t, frame) })
+}
+
+func TestSpecialMarksTheFirstSpecialByteExactly(t *testing.T) {
+	isSpecial := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	for pos := range 8 {
+		for c := range 256 {
+			for _, fill := range []byte{'a', ' ', 0x7f} {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[pos] = byte(c)
+				for i := pos + 1; i < 8; i++ {
+					w[i] = byte(c) // what follows may be special too
+				}
+				m := special(binary.LittleEndian.Uint64(w[:]))
+				if !isSpecial(byte(c)) {
+					if m != 0 {
+						t.Fatalf("%q: marked %x, nothing is special", w, m)
+					}
+					continue
+				}
+				if got := bits.TrailingZeros64(m) >> 3; got != pos {
+					t.Fatalf("%q: first mark at %d, want %d", w, got, pos)
+				}
+			}
+		}
+	}
 }

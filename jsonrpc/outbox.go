@@ -51,9 +51,9 @@ type outbox struct {
 	qNotes, qNoteBytes, qAnswerBytes int
 	writing                          bool // a writer goroutine runs
 	// heavy mirrors answerBytes >= maxBytes, so the reader checks it without the lock.
-	heavy atomic.Bool
-	closed                           bool
-	room                             chan struct{} // see Conn.Room; nil until asked for
+	heavy  atomic.Bool
+	closed bool
+	room   chan struct{} // see Conn.Room; nil until asked for
 }
 
 func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {

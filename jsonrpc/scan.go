@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -240,7 +241,8 @@ func (s *scanner) string() (escaped, ok bool) {
 	s.i++
 	for {
 		for len(s.b)-s.i >= 8 {
-			if special(binary.LittleEndian.Uint64(s.b[s.i:])) {
+			if m := special(binary.LittleEndian.Uint64(s.b[s.i:])); m != 0 {
+				s.i += bits.TrailingZeros64(m) >> 3 // the first special byte
 				break
 			}
 			s.i += 8
@@ -306,13 +308,14 @@ func (s *scanner) escape() bool {
 	return false
 }
 
-// special reports whether any of the eight bytes in x is a quote, a backslash, a
-// control character or not ASCII.
-func special(x uint64) bool {
+// special marks, with its high bit, every byte of the eight in x (little endian)
+// that is a quote, a backslash, a control character or not ASCII. Bytes above a
+// marked one may be marked wrongly (a borrow carries); the lowest mark is exact.
+func special(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote := x ^ (ones * '"')
 	backslash := x ^ (ones * '\\')
 	// A zero byte in v sets its high bit in (v - ones) &^ v; so does a byte below 0x20
 	// in x - 0x20 repeated; x's own high bits mark non-ASCII bytes.
-	return ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*0x20)&^x|x)&highs != 0
+	return ((quote-ones)&^quote | (backslash-ones)&^backslash | (x-ones*0x20)&^x | x) & highs
 }
