@@ -96,6 +96,7 @@ type Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	peek    interface{ Buffered() bool } // the framer, when it can tell; else nil
 	out     outbox
 	arena   arena  // the reader's allocations (arena.go)
 	scratch []byte // the reader's encoding buffer for inline answers
@@ -134,6 +135,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		done:      make(chan struct{}),
 		inputDone: make(chan struct{}),
 	}
+	c.peek, _ = framer.(interface{ Buffered() bool })
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.out.init(c, opts.OutboundFrames, opts.OutboundBytes)
 	return c
@@ -354,10 +356,7 @@ func (c *Conn) writeError(id ID, e *Error) {
 
 // buffered reports whether the framer holds another complete frame, so that the next
 // read cannot block.
-func (c *Conn) buffered() bool {
-	b, ok := c.framer.(interface{ Buffered() bool })
-	return ok && b.Buffered()
-}
+func (c *Conn) buffered() bool { return c.peek != nil && c.peek.Buffered() }
 
 // BatchWriter is a Framer that can write several messages at once. Conn's writer uses
 // it for everything that gathered while its previous write ran.
