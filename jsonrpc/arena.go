@@ -13,6 +13,7 @@ type arena struct {
 	bytes []byte    // free room for frame copies and answer buffers
 	chunk int       // the size of the next chunk: it doubles during a burst
 	reqs  []Request // free Requests
+	nreqs int       // the size of the next chunk of Requests: it doubles during a burst
 	// names interns method names: a connection uses a few, again and again.
 	names map[string]string
 }
@@ -21,12 +22,12 @@ const (
 	arenaFirst    = 1 << 10 // bytes of a burst's first chunk of frames and answers
 	arenaChunk    = 8 << 10 // bytes of its later chunks, at most
 	arenaMaxPiece = 1 << 10 // larger pieces are allocated on their own
-	arenaRequests = 32      // Requests per chunk
+	arenaRequests = 32      // Requests per chunk, at most
 	arenaNames    = 64      // method names interned per connection, at most
 )
 
 // drop lets go of the chunks (the reader is about to block).
-func (a *arena) drop() { a.bytes, a.reqs, a.chunk = nil, nil, 0 }
+func (a *arena) drop() { a.bytes, a.reqs, a.chunk, a.nreqs = nil, nil, 0, 0 }
 
 // clone copies b into the arena.
 func (a *arena) clone(b []byte) []byte {
@@ -55,7 +56,8 @@ func (a *arena) alloc(n int) []byte {
 // request returns a zero Request.
 func (a *arena) request() *Request {
 	if len(a.reqs) == 0 {
-		a.reqs = make([]Request, arenaRequests)
+		a.nreqs = min(max(2*a.nreqs, 4), arenaRequests)
+		a.reqs = make([]Request, a.nreqs)
 	}
 	r := &a.reqs[0]
 	a.reqs = a.reqs[1:]

@@ -383,3 +383,16 @@ func TestOrderedRequestsAreServedOneAtATimeInFrameOrder(t *testing.T) {
 		t.Fatalf("%d ordered requests ran while another did", n)
 	}
 }
+
+func TestRoomAndNotifyAfterTheConnectionCloses(t *testing.T) {
+	c, _ := runGated(t, HandlerFunc(nil), Options{OutboundFrames: 2})
+	c.Notify("n", nil)
+	c.Notify("n", nil)
+	room := c.Room()
+	c.Close()
+	<-room // a waiter is never left behind by a closed connection
+	<-c.Done()
+	if err := c.Notify("n", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Notify after close: %v, want ErrClosed", err)
+	}
+}
