@@ -55,6 +55,11 @@ func BenchmarkClassify(b *testing.B) {
 	b.Run("initialize", func(b *testing.B) { benchmarkClassify(b, initializeFrame, isRequest("initialize")) })
 	b.Run("status", func(b *testing.B) { benchmarkClassify(b, statusFrame, isRequest("status")) })
 	b.Run("request_4KiB_params", func(b *testing.B) { benchmarkClassify(b, promptFrame, isRequest("session/prompt")) })
+	b.Run("upload_chunk_1MiB", func(b *testing.B) {
+		frame := `{"jsonrpc":"2.0","method":"file/upload/chunk","params":{"upload_id":"up_51d0","offset":0,"data_b64":"` +
+			strings.Repeat("QUJD", 1<<20/3) + `"},"id":9}`
+		benchmarkClassify(b, frame, isRequest("file/upload/chunk"))
+	})
 	b.Run("response", func(b *testing.B) {
 		benchmarkClassify(b, statusResponse, func(e jsonrpc.Envelope) bool { return e.Response != nil && e.Response.Error == nil })
 	})

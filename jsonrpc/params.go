@@ -135,54 +135,119 @@ func canonicalize(params jsontext.Value, aliases map[string]string) (jsontext.Va
 }
 
 // hasAlias reports whether an alternative spelling may occur among the top-level
-// member names of params. It walks them with the classifier's scanner, which skips a
-// long string (a base64 chunk) at memory speed; when that is not enough to be sure
-// (escaped names, a syntax error), it answers true and the decoder looks.
+// member names of params. It only skims: values are skipped by their brackets and
+// strings with one bytes.IndexByte per quote, so a long string (a base64 chunk)
+// costs about a memchr. Whatever it cannot read for sure (an escaped name, a
+// malformed object) answers true, and the decoder looks. It need not validate:
+// Unmarshal does, after.
 func hasAlias(params []byte, aliases map[string]string) bool {
-	s := scanner{b: params}
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+	i := skipSpace(params, 0)
+	if i >= len(params) || params[i] != '{' {
 		return true
 	}
-	s.i++
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
+	i = skipSpace(params, i+1)
+	if i < len(params) && params[i] == '}' {
 		return false
 	}
 	for {
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
+		if i >= len(params) || params[i] != '"' {
 			return true
 		}
-		start := s.i
-		if escaped, ok := s.string(); !ok || escaped {
+		end := stringEnd(params, i+1)
+		if end < 0 {
 			return true
 		}
-		if _, ok := aliases[string(s.b[start+1:s.i-1])]; ok {
+		name := params[i+1 : end]
+		if bytes.IndexByte(name, '\\') >= 0 {
 			return true
 		}
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
+		if _, ok := aliases[string(name)]; ok {
 			return true
 		}
-		s.i++
-		s.space()
-		if !s.value(1) {
+		i = skipSpace(params, end+1)
+		if i >= len(params) || params[i] != ':' {
 			return true
 		}
-		s.space()
-		if s.i >= len(s.b) {
+		if i = skim(params, skipSpace(params, i+1)); i < 0 {
 			return true
 		}
-		switch s.b[s.i] {
+		i = skipSpace(params, i)
+		if i >= len(params) {
+			return true
+		}
+		switch params[i] {
 		case ',':
-			s.i++
-			s.space()
+			i = skipSpace(params, i+1)
 		case '}':
 			return false
 		default:
 			return true
 		}
 	}
+}
+
+// skim returns the index just past the JSON value at i, or -1, trusting the value
+// to be valid.
+func skim(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		if e := stringEnd(b, i+1); e >= 0 {
+			return e + 1
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				if j = stringEnd(b, j+1); j < 0 {
+					return -1
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+		j++
+	}
+	return j
+}
+
+// stringEnd returns the index of the quote that ends the string whose contents start
+// at from, or -1.
+func stringEnd(b []byte, from int) int {
+	for {
+		q := bytes.IndexByte(b[from:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += from
+		n := 0 // backslashes right before the quote
+		for k := q - 1; k >= from && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 func sameJSON(a, b jsontext.Value) bool {

@@ -33,6 +33,13 @@ func TestDecodeParams(t *testing.T) {
 		{"array params", `["a"]`, sampleParams{}, CodeInvalidParams},
 		{"wrong type", `{"keep_siblings":"yes"}`, sampleParams{}, CodeInvalidParams},
 		{"wrong type under the alternative name", `{"keepSiblings":1}`, sampleParams{}, CodeInvalidParams},
+		// The skim that looks for alternative spellings must not be fooled by values.
+		{"alternative spelling after nested values", `{"x":{"agentAlias":"n","y":["}",{"z":"\"]"}]},"s":"a\\","sessionId":"s"}`,
+			sampleParams{SessionID: "s"}, 0},
+		{"alternative spelling after numbers and literals", `{"a":-1.5e3, "b":true ,"c":null,"agent_alias":"a"}`,
+			sampleParams{AgentAlias: "a"}, 0},
+		{"escaped alternative name", `{"agent\u005falias":"a"}`, sampleParams{AgentAlias: "a"}, 0},
+		{"nested alternative names are left alone", `{"x":{"agent_alias":"n"},"agentAlias":"a"}`, sampleParams{AgentAlias: "a"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -240,6 +240,14 @@ func (s *scanner) digits() bool {
 func (s *scanner) string() (escaped, ok bool) {
 	s.i++
 	for {
+		for len(s.b)-s.i >= 32 { // long runs of plain ASCII (base64) 32 bytes at a time
+			b := s.b[s.i : s.i+32]
+			if special(binary.LittleEndian.Uint64(b))|special(binary.LittleEndian.Uint64(b[8:]))|
+				special(binary.LittleEndian.Uint64(b[16:]))|special(binary.LittleEndian.Uint64(b[24:])) != 0 {
+				break
+			}
+			s.i += 32
+		}
 		for len(s.b)-s.i >= 8 {
 			if m := special(binary.LittleEndian.Uint64(s.b[s.i:])); m != 0 {
 				s.i += bits.TrailingZeros64(m) >> 3 // the first special byte
