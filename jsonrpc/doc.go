@@ -10,15 +10,19 @@
 // # Goroutines of a Conn
 //
 // One reader goroutine (Run) reads, classifies and dispatches frames. A request is
-// served inline by the reader (Options.Inline), or on a goroutine of its own once it
-// holds one of MaxInFlight slots; a priority request (Options.Priority) has slots of
-// its own and never waits for the ordinary ones. A request served on its own
+// served inline by the reader (Options.Inline), in order on a short-lived goroutine
+// the reader waits for (Options.Ordered: deep calls such as the handshake, so that
+// the reader's stack stays small), or on a goroutine of its own once it holds one of
+// MaxInFlight slots; a priority request (Options.Priority) has slots of its own and
+// never waits for the ordinary ones. During a burst of pipelined frames the reader
+// takes its small allocations from an arena (arena.go). A request served on its own
 // goroutine gets a context of its own, which ends when its handler returns or the
 // connection closes.
 //
 // Everything the connection sends, answers, notifications and its own requests, is
-// appended to one outbound queue; one writer goroutine, started when the queue
-// fills and gone when it is empty, writes all that gathered in one write. Answers of
+// appended to one outbound queue (over a StreamFramer such as NDJSON, the framed
+// bytes themselves, in a pooled buffer); one writer goroutine, started when the
+// queue fills and gone when it is empty, writes all that gathered in one write. Answers of
 // inline requests wait in the queue while the reader has more frames buffered and
 // leave before it blocks in read, so a pipelining peer gets a burst of answers in
 // one write, and a lone request its answer at once. A write that stalls for the
