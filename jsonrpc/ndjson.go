@@ -86,8 +86,6 @@ type NDJSON struct {
 	timing           bool        // a read deadline for the started line is set
 	failed           atomic.Bool // a FrameError was returned: Close lingers so the reply is read
 	eof              bool
-	// writeArmed is when the write deadline was last set (only the writer touches it).
-	writeArmed time.Time
 }
 
 // NewNDJSON returns an NDJSON framer with the limits of SPEC §2.
@@ -229,20 +227,12 @@ func (f *NDJSON) WriteFrame(msg []byte) error {
 }
 
 // armWrite sets the write deadline for the write about to start, so that one that
-// stalls for WriteTimeout fails. Setting a deadline costs a timer update, so a
-// burst of writes re-arms it only every WriteTimeout/30, to WriteTimeout plus that
-// slack: a stalled write fails after between WriteTimeout and 31/30 of it.
+// stalls for WriteTimeout fails. (One write carries a whole batch of frames, so
+// this costs a timer update per batch, not per frame.)
 func (f *NDJSON) armWrite() {
-	if f.dl == nil || f.WriteTimeout <= 0 {
-		return
+	if f.dl != nil && f.WriteTimeout > 0 {
+		f.dl.SetWriteDeadline(time.Now().Add(f.WriteTimeout))
 	}
-	slack := f.WriteTimeout / 30
-	now := time.Now()
-	if now.Sub(f.writeArmed) < slack {
-		return
-	}
-	f.writeArmed = now
-	f.dl.SetWriteDeadline(now.Add(f.WriteTimeout + slack))
 }
 
 // CloseRead stops reading, when the stream can (a socket): the reader sees the end
