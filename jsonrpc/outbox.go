@@ -263,6 +263,18 @@ var closedChan = func() chan struct{} {
 // queued then), and with ErrClosed once the connection closed. Notifications leave in
 // the order Notify queued them, and after every response queued before them.
 func (c *Conn) Notify(method string, params any) error {
+	return c.notify(method, params, frameNotification)
+}
+
+// NotifyUnbounded queues a notification as a response is queued: never refused for
+// a full queue, nor counted against its bounds. It is for the one notice that tells
+// the peer a notification did not fit (SPEC §15: lagged), which must leave right
+// behind the last notification the peer was sent, before any later response.
+func (c *Conn) NotifyUnbounded(method string, params any) error {
+	return c.notify(method, params, frameResponse)
+}
+
+func (c *Conn) notify(method string, params any, kind frameKind) error {
 	p, err := encodeParams(params)
 	if err != nil {
 		return err
@@ -272,7 +284,7 @@ func (c *Conn) Notify(method string, params any) error {
 		bp := scratchBuffers.Get().(*[]byte)
 		msg, err := AppendRequest((*bp)[:0], nil, method, p)
 		if err == nil {
-			err = c.out.push(msg, frameNotification, true, true)
+			err = c.out.push(msg, kind, true, true)
 		}
 		if cap(msg) <= 64<<10 {
 			*bp = msg[:0]
@@ -284,7 +296,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.out.push(msg, frameNotification, true, false)
+	return c.out.push(msg, kind, true, false)
 }
 
 // scratchBuffers hold the buffers notifications are encoded in before the queue

@@ -396,3 +396,37 @@ func TestRoomAndNotifyAfterTheConnectionCloses(t *testing.T) {
 		t.Fatalf("Notify after close: %v, want ErrClosed", err)
 	}
 }
+
+func TestNotifyUnboundedGoesIntoAFullQueueInItsPlace(t *testing.T) {
+	c, f := runGated(t, HandlerFunc(nil), Options{OutboundFrames: 4})
+	for i := range 4 {
+		if err := c.Notify("session/update", map[string]int{"n": i}); err != nil {
+			t.Fatalf("notification %d: %v", i, err)
+		}
+	}
+	if err := c.Notify("session/update", map[string]int{"n": 4}); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("fifth notification into a queue of 4: %v, want ErrQueueFull", err)
+	}
+	if err := c.NotifyUnbounded("session/update", map[string]int{"n": 99}); err != nil {
+		t.Fatalf("NotifyUnbounded into a full queue: %v", err)
+	}
+	for range 3 {
+		f.gate <- struct{}{}
+	}
+	f.waitWritten(5)
+	var got []string
+	for _, line := range f.written() {
+		var m struct {
+			Params struct {
+				N int `json:"n"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(m.Params.N))
+	}
+	if strings.Join(got, ",") != "0,1,2,3,99" {
+		t.Fatalf("written %v, want 0..3 then 99", got)
+	}
+}

@@ -173,9 +173,6 @@ func (s *Server) ServeStream(rwc io.ReadWriteCloser, peer Peer) {
 	s.Serve(f, peer)
 }
 
-// priority are the methods that never wait for an in-flight slot.
-var priority = map[string]bool{"initialize": true, "status": true, "session/cancel": true, "session/approve": true}
-
 // Serve serves one connection until it closes. A connection beyond the limit gets
 // one -32004 error and is closed.
 func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
@@ -196,7 +193,10 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 		},
 		// These never wait for an in-flight slot: a client whose slots are all held
 		// by running prompts can still see, approve and cancel them (SPEC §15).
-		Priority:       func(r *jsonrpc.Request) bool { return priority[r.Method] },
+		Priority: func(r *jsonrpc.Request) bool {
+			row := s.methods[r.Method]
+			return row != nil && row.priority
+		},
 		OutboundFrames: s.cfg.OutboundFrames,
 		OutboundBytes:  s.cfg.OutboundBytes,
 		Logger:         log,
@@ -370,15 +370,37 @@ func (c *connState) Offer(update jsontext.Value) bool {
 	return c.conn.Notify("session/update", update) == nil
 }
 
-// Send queues one session/update notification of a replay (session.Subscriber).
+// Send queues one session/update notification of a replay, waiting for room in the
+// connection's queue while it is full (session.Subscriber): the client asked for the
+// replay, so it paces it.
 func (c *connState) Send(ctx context.Context, update jsontext.Value) error {
-	return c.conn.Notify("session/update", update)
+	return c.notifyWhenRoom(ctx, update)
+}
+
+// notifyWhenRoom queues a session/update, waiting for room while the queue is full.
+func (c *connState) notifyWhenRoom(ctx context.Context, params any) error {
+	for {
+		err := c.conn.Notify("session/update", params)
+		if !errors.Is(err, jsonrpc.ErrQueueFull) {
+			return err
+		}
+		select {
+		case <-c.conn.Room():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Lagged tells the client it fell behind sessionID (SPEC §15): one
-// session/update {sessionId, type: "lagged", afterSeq}, sent once the queue has room.
+// session/update {sessionId, type: "lagged", afterSeq}, queued right behind the last
+// update it was sent and before any later response (the prompt's answer among them),
+// so the client learns of the gap before it learns the turn ended.
 func (c *connState) Lagged(sessionID string, afterSeq uint64) {
-	go c.conn.Notify("session/update", laggedUpdate{SessionID: sessionID, Type: "lagged", AfterSeq: afterSeq})
+	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: "lagged", AfterSeq: afterSeq})
+	if err != nil {
+		c.log.Info("the connection closed before it could be told it lagged", "session", sessionID)
+	}
 }
 
 type laggedUpdate struct {

@@ -1,0 +1,54 @@
+package rpc
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+)
+
+// TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel fills every one of
+// a connection's 64 in-flight slots with prompts that wait for approval, then uses
+// that same connection for status, session/approve and session/cancel (SPEC §15):
+// each answers while the prompts still hold their slots, and every prompt then ends.
+func TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel(t *testing.T) {
+	h := sessionServer(t, session.Options{})
+	p := h.peer(t, "")
+	const n = 64
+	sids := make([]string, n)
+	prompts := make([]<-chan map[string]any, n)
+	requests := map[string]string{} // sessionId -> approval requestId
+	for i := range n {
+		sids[i] = p.newSession(fmt.Sprintf(`{"agentAlias":"default","sessionId":"slow-%d","keep_siblings":true}`, i))
+	}
+	for i := range n {
+		prompts[i] = p.start("session/prompt", prompt(sids[i], `/tool shell {"command":"sleep 300"}`))
+	}
+	for len(requests) < n { // every prompt is running and holds its slot
+		u := p.updateOf("approval_request")
+		requests[u["sessionId"].(string)] = u["requestId"].(string)
+	}
+
+	status := p.must("status", "")
+	if status["activeSessions"] != float64(n) {
+		t.Fatalf("status with every slot held: %v", status)
+	}
+	res := p.must("session/approve", fmt.Sprintf(`{"sessionId":%q,"requestId":%q,"decision":"reject_once"}`,
+		sids[0], requests[sids[0]]))
+	if res["accepted"] != true {
+		t.Fatalf("approve with every slot held: %v", res)
+	}
+	if r, err := p.await(prompts[0]); err != nil || r["stopReason"] != "end_turn" {
+		t.Fatalf("the prompt whose call was rejected: %v, %v", r, err)
+	}
+	for i := 1; i < n; i++ {
+		if res := p.must("session/cancel", fmt.Sprintf(`{"sessionId":%q}`, sids[i])); res["cancelled"] != true {
+			t.Fatalf("cancel %s: %v", sids[i], res)
+		}
+	}
+	for i := 1; i < n; i++ {
+		if r, err := p.await(prompts[i]); err != nil || r["stopReason"] != "cancelled" {
+			t.Fatalf("prompt %d after its cancel: %v, %v", i, r, err)
+		}
+	}
+}
