@@ -239,13 +239,19 @@ func TestAReplayLogThatFailedToStoreAnswersTruncatedNotAGap(t *testing.T) {
 	h, f, _ := faultyServer(t)
 	p := h.peer(t, "")
 	sid := p.newSession(`{"agentAlias":"fake"}`)
+	// The replay log is written in the background; an attach that replays flushes it
+	// first, so it marks where each phase's writes end.
+	flusher := h.peer(t, "")
+	flush := func() { flusher.call("session/attach", fmt.Sprintf(`{"sessionId":%q,"afterSeq":0}`, sid)) }
 	p.must("session/prompt", prompt(sid, "first"))
 	before := p.drain()
 	seen := before[len(before)-1]["seq"].(float64)
+	flush()
 
 	f.fail(store.OpAppendUpdates)
 	p.must("session/prompt", prompt(sid, "lost from the log"))
 	lost := p.drain()
+	flush()
 	f.clear()
 	p.must("session/prompt", prompt(sid, "third"))
 	after := p.drain()
