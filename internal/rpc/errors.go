@@ -33,5 +33,8 @@ func toWire(err error) error {
 		}
 		return jsonrpc.NewError(code, e.Msg, data)
 	}
+	if e, ok := uploadToWire(err); ok {
+		return e
+	}
 	return err
 }

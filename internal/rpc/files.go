@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
@@ -19,15 +18,15 @@ import (
 )
 
 // The files family (SPEC §10 and the seed's "Chunked uploads"): file/attach and the
-// three chunked upload methods, which all land through upload.Stage.Land.
+// three chunked upload methods. Both ways land through the one commit step
+// (commit.go).
 
 // fileMethods returns the file methods, and builds the staging area. It runs after
 // configMethods, which provides the live config whose [rpc] upload_idle_secs it
 // reads at each use.
 func (s *Server) fileMethods() []methodRow {
-	s.uploads = upload.NewStage(upload.Options{
-		Sessions: s.cfg.Sessions,
-		Logger:   s.log,
+	s.uploads = upload.NewStage[binding](upload.Options{
+		Logger: s.log,
 		Idle: func() time.Duration {
 			if secs := s.cfg.Config.Current().RPC.UploadIdleSecs; secs > 0 {
 				return time.Duration(secs) * time.Second
@@ -59,37 +58,6 @@ func (c *connState) uploadTarget(ctx context.Context, id string) (*session.Sessi
 		return nil, agentForbidden(sess.Agent.Alias)
 	}
 	return sess, nil
-}
-
-// guard is the commit step's authorization: the config write lock and the pairing
-// hold, and the caller's authority resolved again under them.
-func (c *connState) guard() upload.Guard {
-	var tx *config.Tx
-	return upload.Guard{
-		Hold: func(ctx context.Context) (func(), error) {
-			var err error
-			if tx, err = c.srv.cfg.Config.Begin(ctx); err != nil {
-				return nil, err
-			}
-			release := c.srv.cfg.Pairings.Hold()
-			return func() { release(); tx.End() }, nil
-		},
-		Check: func(sess *session.Session) error {
-			a, err := c.authority(tx.Current())
-			if err != nil {
-				return err
-			}
-			switch {
-			case !a.Has(auth.FilesCreate):
-				return forbidden(auth.FilesCreate)
-			case !a.Principal.Admin && sess.Owner != a.Principal.ID:
-				return jsonrpc.NewError(jsonrpc.CodeSessionNotFound, "session not found: "+sess.ID, map[string]any{"sessionId": sess.ID})
-			case !a.MayUseAgent(sess.Agent.Alias):
-				return agentForbidden(sess.Agent.Alias)
-			}
-			return nil
-		},
-	}
 }
 
 type fileAttachFile struct {
@@ -128,16 +96,15 @@ func (s *Server) fileAttach(ctx context.Context, c *connState, params jsontext.V
 		if err := upload.CheckFilename(f.Filename); err != nil {
 			return nil, withIndex(err, i)
 		}
-		data, err := upload.Decode(*f.DataB64, upload.MaxBytes)
+		data, err := upload.Decode([]byte(*f.DataB64), upload.MaxBytes)
 		if err != nil {
 			return nil, withIndex(err, i)
 		}
-		payloads[i] = upload.Payload{Filename: f.Filename, Pieces: [][]byte{data}, Size: int64(len(data)), Sum: sha256.Sum256(data)}
+		payloads[i] = upload.Payload{Filename: f.Filename, Data: data, Sum: sha256.Sum256(data)}
 	}
-	b := upload.Bind(sess)
 	out := fileAttachResult{Files: make([]upload.File, 0, len(payloads))}
 	for _, pl := range payloads {
-		f, err := s.uploads.Land(ctx, b, pl, c.guard())
+		f, err := c.commit(ctx, binding{sess}, pl)
 		if err != nil {
 			return nil, err
 		}
@@ -181,13 +148,7 @@ func (s *Server) uploadBegin(ctx context.Context, c *connState, params jsontext.
 	if err != nil {
 		return nil, err
 	}
-	return s.uploads.Begin(c, upload.Bind(sess), *p.SizeBytes, p.Filename, p.SHA256)
-}
-
-type chunkParams struct {
-	UploadID string  `json:"upload_id"`
-	Offset   *int64  `json:"offset"`
-	DataB64  *string `json:"data_b64"`
+	return s.uploads.Begin(c, binding{sess}, *p.SizeBytes, p.Filename, p.SHA256)
 }
 
 type chunkResult struct {
@@ -195,24 +156,18 @@ type chunkResult struct {
 	ReceivedBytes int64  `json:"received_bytes"`
 }
 
+// uploadChunk decodes data_b64 straight out of the frame into the upload's buffer
+// (chunkparams.go reads the params without copying it).
 func (s *Server) uploadChunk(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
-	var p chunkParams
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	switch {
-	case p.UploadID == "":
-		return nil, missing("upload_id")
-	case p.Offset == nil:
-		return nil, missing("offset")
-	case p.DataB64 == nil:
-		return nil, missing("data_b64")
-	}
-	n, err := s.uploads.Chunk(c, p.UploadID, *p.Offset, *p.DataB64)
+	p, err := readChunkParams(params)
 	if err != nil {
 		return nil, err
 	}
-	return chunkResult{UploadID: p.UploadID, ReceivedBytes: n}, nil
+	n, err := s.uploads.Chunk(c, p.uploadID, p.offset, p.data)
+	if err != nil {
+		return nil, err
+	}
+	return chunkResult{UploadID: p.uploadID, ReceivedBytes: n}, nil
 }
 
 type commitParams struct {
@@ -227,7 +182,12 @@ func (s *Server) uploadCommit(ctx context.Context, c *connState, params jsontext
 	if p.UploadID == "" {
 		return nil, missing("upload_id")
 	}
-	return s.uploads.Commit(ctx, c, p.UploadID, c.guard())
+	up, err := s.uploads.Take(c, p.UploadID)
+	if err != nil {
+		return nil, err
+	}
+	defer up.Release()
+	return c.commit(ctx, up.Bound, up.Payload)
 }
 
 // attachmentRef is one session/prompt attachment: a file entry, or just its ref_id.
@@ -250,7 +210,7 @@ func (s *Server) withAttachments(ctx context.Context, sess *session.Session, pro
 			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: attachment %d: ref_id must be sha256:<64 hex digits>", i),
 				map[string]any{"param": "attachments", "index": i})
 		}
-		u, err := s.cfg.Sessions.Store().IndexedUpload(ctx, sess.ID, strings.ToLower(sum))
+		u, err := s.cfg.Store.IndexedUpload(ctx, sess.ID, strings.ToLower(sum))
 		if err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
 				s.log.Error("reading the upload index", "session", sess.ID, "err", err)

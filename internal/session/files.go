@@ -1,11 +1,5 @@
 package session
 
-import "github.com/zeroclaw-labs/zeroclaw-go/internal/store"
-
-// Store returns the durable store the sessions live in; the upload index is kept
-// there beside them.
-func (m *Manager) Store() *store.Store { return m.st }
-
 // Locked runs fn under s's lock while s is still the live session of its id: the
 // same *Session (the same live generation), not closed. It fails with the
 // not-found error of a missing session otherwise, before fn runs. A close, a kill,
@@ -13,7 +7,7 @@ func (m *Manager) Store() *store.Store { return m.st }
 // so what fn does is ordered before it. fn must not call back into s or m.
 //
 // This is the session side of the one commit step of file/attach and
-// file/upload/commit (internal/upload).
+// file/upload/commit (internal/rpc/commit.go).
 func (m *Manager) Locked(s *Session, fn func() error) error {
 	m.mu.Lock()
 	if m.sessions[s.ID] != s {
@@ -31,3 +25,7 @@ func (m *Manager) Locked(s *Session, fn func() error) error {
 	}
 	return fn()
 }
+
+// NotFoundError is the error of a session that does not exist or that the caller
+// may not see, for a check made outside this package (the commit step's ownership).
+func NotFoundError(id string) error { return errNotFound(id) }

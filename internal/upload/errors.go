@@ -1,12 +1,8 @@
 package upload
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
-)
-
-// The data.reason values of SPEC §10; every one comes with code -32602.
+// The reasons of SPEC §10; the rpc layer answers each with -32602 and data.reason.
 const (
 	ReasonTooLarge        = "too_large"
 	ReasonBadOffset       = "bad_offset"
@@ -19,30 +15,51 @@ const (
 	ReasonFilenameTooLong = "filename_too_long"
 )
 
-func refused(reason, msg string, kv ...any) *jsonrpc.Error {
-	data := map[string]any{"reason": reason}
-	for i := 0; i+1 < len(kv); i += 2 {
-		data[kv[i].(string)] = kv[i+1]
+// Refusal is an upload refused for one of the reasons above. Detail holds the
+// figures that go with it (limit_bytes, received_bytes, ...), keyed as on the wire.
+type Refusal struct {
+	Reason  string
+	Message string
+	Detail  map[string]any
+}
+
+func (e *Refusal) Error() string { return e.Message }
+
+// ParamError is a param that is malformed in a way SPEC §10 gives no reason for.
+type ParamError struct {
+	Param   string
+	Message string
+}
+
+func (e *ParamError) Error() string { return "invalid params: " + e.Message }
+
+// StorageError is a write or read of the workspace or the index that failed. Why is
+// safe to show any client (no paths); Err has the details for the log.
+type StorageError struct {
+	Why string
+	Err error
+}
+
+func (e *StorageError) Error() string {
+	if e.Err == nil {
+		return "the upload could not be stored: " + e.Why
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg, data)
+	return "the upload could not be stored: " + e.Why + ": " + e.Err.Error()
 }
 
-func badParam(param, msg string) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+msg, map[string]any{"param": param})
+func (e *StorageError) Unwrap() error { return e.Err }
+
+func refused(reason, msg string, kv ...any) *Refusal {
+	detail := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		detail[kv[i].(string)] = kv[i+1]
+	}
+	return &Refusal{Reason: reason, Message: msg, Detail: detail}
 }
 
-func unknownUpload(id string) *jsonrpc.Error {
+func unknownUpload(id string) *Refusal {
 	return refused(ReasonUnknownUpload, fmt.Sprintf("unknown upload %q (uploads belong to the connection that began them)", id),
 		"upload_id", id)
 }
 
-// sessionGone answers a session that is no longer the one an upload was bound to,
-// exactly like a missing session.
-func sessionGone(id string) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeSessionNotFound, "session not found: "+id, map[string]any{"sessionId": id})
-}
-
-// storageFailed is -32603 without paths: the log has the details.
-func storageFailed(why string) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: the upload could not be stored: "+why, nil)
-}
+func storageFailed(why string, err error) *StorageError { return &StorageError{Why: why, Err: err} }

@@ -1,11 +1,9 @@
 package upload
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
+	"encoding"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -15,9 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
 // The limits of the seed's "Chunked uploads".
@@ -31,9 +26,17 @@ const (
 	metadataCharge = 256 // per upload, besides its strings: an empty payload is not free
 )
 
+// Bound is what an upload is bound to at begin, as the layer above knows it (for the
+// daemon: the exact live session, its owner and its agent). The stage keeps it,
+// charges the strings it holds against the budget, and hands it back whole when the
+// upload is taken for its commit; it never looks inside.
+type Bound interface {
+	// MetadataBytes is the length of the strings the binding keeps.
+	MetadataBytes() int
+}
+
 // Options build a Stage. Zero values mean the limits above.
 type Options struct {
-	Sessions *session.Manager // required to land files: sessions are locked through it, its store holds the index
 	// Idle returns how long an upload may sit idle; it is asked each time, so a
 	// configuration change applies to uploads already staged. nil: IdleLimit.
 	Idle          func() time.Duration
@@ -42,19 +45,16 @@ type Options struct {
 	Logger        *slog.Logger
 }
 
-// Stage is the staging area of chunked uploads, and the commit step (Land). It is
-// safe for concurrent use.
-type Stage struct {
-	sessions *session.Manager
-	index    *store.Store
-	log      *slog.Logger
-	idle     func() time.Duration
-	budget   int64
-	perConn  int
+// Stage is the staging area of chunked uploads. It is safe for concurrent use.
+type Stage[B Bound] struct {
+	log     *slog.Logger
+	idle    func() time.Duration
+	budget  int64
+	perConn int
 
 	mu      sync.Mutex
 	used    int64 // charged against the budget
-	uploads map[key]*staged
+	uploads map[key]*staged[B]
 	conns   map[any]int // staged uploads per connection
 }
 
@@ -65,27 +65,28 @@ type key struct {
 	id   string
 }
 
-type staged struct {
-	key     key
-	binding Binding
-	name    string // filename as given
-	sha     string // declared hash, lowercase hex, or ""
-	size    int64
-	charge  int64
-	timer   *time.Timer
+type staged[B Bound] struct {
+	key    key
+	bound  B
+	name   string // filename as given
+	sha    string // declared hash, lowercase hex, or ""
+	size   int64
+	charge int64
+	timer  *time.Timer
 
 	last time.Time   // last use; guarded by Stage.mu
 	gone atomic.Bool // discarded or committing: no more chunks
 
 	mu       sync.Mutex // serializes chunks and the commit
-	pieces   [][]byte   // accepted chunks, in offset order
-	offsets  []int64    // offsets[i] is where pieces[i] starts
+	buf      []byte     // size+2 bytes, allocated at the first chunk: buf[:received] is accepted, the rest is room to decode into
+	starts   []int64    // where each accepted chunk starts, in order
 	received int64
 	hash     hash.Hash
+	saved    []byte // the hash's state before the chunk being decoded
 }
 
 // NewStage returns an empty staging area.
-func NewStage(opts Options) *Stage {
+func NewStage[B Bound](opts Options) *Stage[B] {
 	if opts.Idle == nil {
 		opts.Idle = func() time.Duration { return IdleLimit }
 	}
@@ -98,15 +99,10 @@ func NewStage(opts Options) *Stage {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	st := &Stage{
-		sessions: opts.Sessions, log: opts.Logger,
-		idle: opts.Idle, budget: opts.Budget, perConn: opts.PerConnection,
-		uploads: make(map[key]*staged), conns: make(map[any]int),
+	return &Stage[B]{
+		log: opts.Logger, idle: opts.Idle, budget: opts.Budget, perConn: opts.PerConnection,
+		uploads: make(map[key]*staged[B]), conns: make(map[any]int),
 	}
-	if opts.Sessions != nil {
-		st.index = opts.Sessions.Store()
-	}
-	return st
 }
 
 // Begun is the result of file/upload/begin.
@@ -133,10 +129,10 @@ func tooLarge(size int64) error {
 // checked that the principal may upload into b's session. When the upload does not
 // fit in the budget, every upload idle past the deadline is reclaimed first, of any
 // connection.
-func (st *Stage) Begin(conn any, b Binding, size int64, filename, sha string) (Begun, error) {
+func (st *Stage[B]) Begin(conn any, b B, size int64, filename, sha string) (Begun, error) {
 	switch {
 	case size < 0:
-		return Begun{}, badParam("size_bytes", "size_bytes must not be negative")
+		return Begun{}, &ParamError{Param: "size_bytes", Message: "size_bytes must not be negative"}
 	case size > MaxBytes:
 		return Begun{}, tooLarge(size)
 	}
@@ -145,13 +141,13 @@ func (st *Stage) Begin(conn any, b Binding, size int64, filename, sha string) (B
 	}
 	if sha != "" {
 		if len(sha) != 2*sha256.Size || !isHex(sha) {
-			return Begun{}, badParam("sha256", "sha256 must be 64 hexadecimal digits")
+			return Begun{}, &ParamError{Param: "sha256", Message: "sha256 must be 64 hexadecimal digits"}
 		}
 		sha = strings.ToLower(sha)
 	}
-	u := &staged{
-		binding: b, name: filename, sha: sha, size: size, hash: sha256.New(),
-		charge: size + metadataCharge + int64(len(b.Session.ID)+len(b.Owner)+len(b.Agent)+len(filename)+len(sha)),
+	u := &staged[B]{
+		bound: b, name: filename, sha: sha, size: size, hash: sha256.New(),
+		charge: size + metadataCharge + int64(b.MetadataBytes()+len(filename)+len(sha)),
 	}
 	var rnd [16]byte
 	rand.Read(rnd[:])
@@ -189,7 +185,7 @@ func isHex(s string) bool {
 }
 
 // reclaimLocked discards every upload idle past the deadline, whoever owns it.
-func (st *Stage) reclaimLocked(now time.Time) {
+func (st *Stage[B]) reclaimLocked(now time.Time) {
 	idle := st.idle()
 	for _, u := range st.uploads {
 		if now.Sub(u.last) >= idle {
@@ -201,7 +197,7 @@ func (st *Stage) reclaimLocked(now time.Time) {
 
 // expire runs when u's idle timer fires: it discards u when it has been idle long
 // enough under the current limit, else waits again.
-func (st *Stage) expire(u *staged) {
+func (st *Stage[B]) expire(u *staged[B]) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.uploads[u.key] != u {
@@ -217,7 +213,7 @@ func (st *Stage) expire(u *staged) {
 }
 
 // dropLocked takes u out of the tables; with refund, its charge too.
-func (st *Stage) dropLocked(u *staged, refund bool) {
+func (st *Stage[B]) dropLocked(u *staged[B], refund bool) {
 	delete(st.uploads, u.key)
 	if st.conns[u.key.conn]--; st.conns[u.key.conn] <= 0 {
 		delete(st.conns, u.key.conn)
@@ -229,14 +225,8 @@ func (st *Stage) dropLocked(u *staged, refund bool) {
 	}
 }
 
-func (st *Stage) refund(u *staged) {
-	st.mu.Lock()
-	st.used -= u.charge
-	st.mu.Unlock()
-}
-
 // lookup finds conn's upload id and marks it used.
-func (st *Stage) lookup(conn any, id string) (*staged, error) {
+func (st *Stage[B]) lookup(conn any, id string) (*staged[B], error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	u, ok := st.uploads[key{conn, id}]
@@ -248,7 +238,7 @@ func (st *Stage) lookup(conn any, id string) (*staged, error) {
 }
 
 // Discard drops every upload conn stages; its connection closed.
-func (st *Stage) Discard(conn any) {
+func (st *Stage[B]) Discard(conn any) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.conns[conn] == 0 {
@@ -263,44 +253,25 @@ func (st *Stage) Discard(conn any) {
 
 // Staged reports how many uploads are staged and how many bytes the budget is
 // charged with.
-func (st *Stage) Staged() (uploads int, charged int64) {
+func (st *Stage[B]) Staged() (uploads int, charged int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.uploads), st.used
 }
 
-// Decode decodes a data_b64 param (standard base64, padding optional), refusing
-// more than limit decoded bytes before decoding.
-func Decode(b64 string, limit int64) ([]byte, error) {
-	enc := base64.StdEncoding
-	if len(b64)%4 != 0 {
-		enc = base64.RawStdEncoding
-	}
-	if n := int64(enc.DecodedLen(len(b64))); n > limit+2 { // DecodedLen may overcount by padding
-		return nil, refused(ReasonTooLarge, fmt.Sprintf("the data is larger than %d bytes", limit), "limit_bytes", limit)
-	}
-	out := make([]byte, enc.DecodedLen(len(b64)))
-	n, err := enc.Decode(out, []byte(b64))
-	if err != nil {
-		return nil, refused(ReasonBadBase64, "data_b64 is not valid base64: "+err.Error())
-	}
-	if int64(n) > limit {
-		return nil, refused(ReasonTooLarge, fmt.Sprintf("the data is larger than %d bytes", limit), "limit_bytes", limit)
-	}
-	return out[:n], nil
-}
-
-// Chunk accepts the bytes of data_b64 at offset into conn's upload id and returns
-// the bytes received so far. offset must equal that count; an exact resend of an
-// accepted chunk is acknowledged unchanged, so a client may retry after a lost
-// response; anything else is refused with its reason.
-func (st *Stage) Chunk(conn any, id string, offset int64, b64 string) (int64, error) {
+// Chunk accepts the bytes of data_b64 (b64, as it stands in the frame) at offset
+// into conn's upload id and returns the bytes received so far. offset must equal
+// that count; an exact resend of an accepted chunk is acknowledged unchanged, so a
+// client may retry after a lost response; anything else is refused with its
+// reason. The bytes are decoded straight into the upload's buffer and hashed as
+// they are decoded.
+func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64, error) {
 	u, err := st.lookup(conn, id)
 	if err != nil {
 		return 0, err
 	}
-	data, err := Decode(b64, u.size)
-	if err != nil {
+	enc := encodingOf(len(b64))
+	if err := checkDecodedLen(enc, len(b64), u.size); err != nil {
 		return 0, err
 	}
 	u.mu.Lock()
@@ -308,6 +279,36 @@ func (st *Stage) Chunk(conn any, id string, offset int64, b64 string) (int64, er
 	if u.gone.Load() {
 		return 0, unknownUpload(id)
 	}
+	if u.buf == nil {
+		u.buf = make([]byte, u.size+2) // DecodedLen counts padding as bytes
+	}
+	room := u.buf[u.received:]
+	if n, ok := exactDecodedLen(enc, b64); offset == u.received && ok && n <= int64(len(room))-2 {
+		// The common case, a next chunk that fits: decoded in place and hashed as
+		// it goes. A refusal leaves received and the hash as they were.
+		if len(b64) > 0 {
+			u.saved, _ = u.hash.(encoding.BinaryAppender).AppendBinary(u.saved[:0])
+			if !decodeHashed(enc, room, b64, n, u.hash) {
+				u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.saved)
+				data, err := decode(enc, b64, u.size)
+				if err != nil {
+					return 0, err
+				}
+				return u.accept(offset, data)
+			}
+		}
+		return u.commitChunk(offset, n), nil
+	}
+	data, err := decode(enc, b64, u.size)
+	if err != nil {
+		return 0, err
+	}
+	return u.accept(offset, data)
+}
+
+// accept takes data at offset when it was not decoded in place: a chunk that does
+// not fit, a resend, or a misplaced one.
+func (u *staged[B]) accept(offset int64, data []byte) (int64, error) {
 	switch {
 	case offset == u.received:
 		if offset+int64(len(data)) > u.size {
@@ -315,13 +316,9 @@ func (st *Stage) Chunk(conn any, id string, offset int64, b64 string) (int64, er
 				fmt.Sprintf("the chunk ends at byte %d, past the declared size %d", offset+int64(len(data)), u.size),
 				"size_bytes", u.size, "received_bytes", u.received)
 		}
-		if len(data) > 0 {
-			u.pieces = append(u.pieces, data)
-			u.offsets = append(u.offsets, offset)
-			u.hash.Write(data)
-			u.received += int64(len(data))
-		}
-		return u.received, nil
+		copy(u.buf[u.received:], data)
+		u.hash.Write(data)
+		return u.commitChunk(offset, int64(len(data))), nil
 	case offset >= 0 && offset < u.received && u.isAccepted(offset, data):
 		return u.received, nil
 	}
@@ -330,28 +327,63 @@ func (st *Stage) Chunk(conn any, id string, offset int64, b64 string) (int64, er
 		"received_bytes", u.received)
 }
 
-// isAccepted reports whether data at offset is exactly a chunk already accepted.
-func (u *staged) isAccepted(offset int64, data []byte) bool {
-	i := sort.Search(len(u.offsets), func(i int) bool { return u.offsets[i] >= offset })
-	return i < len(u.offsets) && u.offsets[i] == offset && bytes.Equal(u.pieces[i], data)
+// commitChunk records n bytes decoded and hashed at offset == received.
+func (u *staged[B]) commitChunk(offset, n int64) int64 {
+	if n > 0 {
+		u.starts = append(u.starts, offset)
+		u.received += n
+	}
+	return u.received
 }
 
-// Commit lands conn's upload id once every declared byte has arrived and a
-// declared hash matches, through Land. The upload is gone afterwards, landed or
-// not, except when it is incomplete.
-func (st *Stage) Commit(ctx context.Context, conn any, id string, g Guard) (File, error) {
+// isAccepted reports whether data at offset is exactly a chunk already accepted.
+func (u *staged[B]) isAccepted(offset int64, data []byte) bool {
+	i := sort.Search(len(u.starts), func(i int) bool { return u.starts[i] >= offset })
+	if i == len(u.starts) || u.starts[i] != offset {
+		return false
+	}
+	end := u.received
+	if i+1 < len(u.starts) {
+		end = u.starts[i+1]
+	}
+	return string(u.buf[offset:end]) == string(data)
+}
+
+// Payload is what one commit lands: the bytes, their hash, and the name the client
+// gave.
+type Payload struct {
+	Filename string // "" is "upload"
+	Data     []byte
+	Sum      [sha256.Size]byte
+}
+
+// Taken is a complete upload taken off the stage for its commit. Its charge stays
+// against the budget until Release.
+type Taken[B Bound] struct {
+	Bound   B
+	Payload Payload
+	release func()
+}
+
+// Release refunds the budget; the bytes are landed or dropped.
+func (t Taken[B]) Release() { t.release() }
+
+// Take takes conn's upload id off the stage once every declared byte has arrived and
+// a declared hash matches. The upload is gone afterwards, except when it is
+// incomplete.
+func (st *Stage[B]) Take(conn any, id string) (Taken[B], error) {
 	u, err := st.lookup(conn, id)
 	if err != nil {
-		return File{}, err
+		return Taken[B]{}, err
 	}
 	u.mu.Lock()
 	if u.gone.Load() {
 		u.mu.Unlock()
-		return File{}, unknownUpload(id)
+		return Taken[B]{}, unknownUpload(id)
 	}
 	if u.received < u.size {
 		u.mu.Unlock()
-		return File{}, refused(ReasonIncomplete,
+		return Taken[B]{}, refused(ReasonIncomplete,
 			fmt.Sprintf("%d of %d bytes received", u.received, u.size), "received_bytes", u.received, "size_bytes", u.size)
 	}
 	var sum [sha256.Size]byte
@@ -364,12 +396,17 @@ func (st *Stage) Commit(ctx context.Context, conn any, id string, g Guard) (File
 	st.mu.Unlock()
 	u.mu.Unlock()
 	if !taken {
-		return File{}, unknownUpload(id)
+		return Taken[B]{}, unknownUpload(id)
 	}
-	defer st.refund(u)
+	release := sync.OnceFunc(func() {
+		st.mu.Lock()
+		st.used -= u.charge
+		st.mu.Unlock()
+	})
 	if u.sha != "" && u.sha != hex.EncodeToString(sum[:]) {
-		return File{}, refused(ReasonSHA256Mismatch, "the bytes received do not match the declared sha256; the upload is discarded",
+		release()
+		return Taken[B]{}, refused(ReasonSHA256Mismatch, "the bytes received do not match the declared sha256; the upload is discarded",
 			"sha256", hex.EncodeToString(sum[:]))
 	}
-	return st.Land(ctx, u.binding, Payload{Filename: u.name, Pieces: u.pieces, Size: u.size, Sum: sum}, g)
+	return Taken[B]{Bound: u.bound, Payload: Payload{Filename: u.name, Data: u.buf[:u.size:u.size], Sum: sum}, release: release}, nil
 }

@@ -2,36 +2,37 @@ package upload
 
 import (
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
-
-	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 func reasonOf(t *testing.T, err error) string {
 	t.Helper()
-	e, ok := err.(*jsonrpc.Error)
-	if !ok || e.Code != jsonrpc.CodeInvalidParams {
-		t.Fatalf("err = %v, want -32602", err)
+	var r *Refusal
+	if !errors.As(err, &r) {
+		t.Fatalf("err = %v, want a refusal", err)
 	}
-	return string(e.Data)
+	return r.Reason
 }
 
+func b64(b []byte) []byte { return []byte(base64.StdEncoding.EncodeToString(b)) }
+
 func TestDecodeRefusesBadBase64AndOversizeData(t *testing.T) {
-	if b, err := Decode(base64.StdEncoding.EncodeToString([]byte("hello")), 5); err != nil || string(b) != "hello" {
+	if b, err := Decode(b64([]byte("hello")), 5); err != nil || string(b) != "hello" {
 		t.Fatalf("Decode = %q, %v", b, err)
 	}
-	if b, err := Decode(base64.RawStdEncoding.EncodeToString([]byte("hello")), 5); err != nil || string(b) != "hello" {
+	if b, err := Decode([]byte(base64.RawStdEncoding.EncodeToString([]byte("hello"))), 5); err != nil || string(b) != "hello" {
 		t.Fatalf("unpadded: %q, %v", b, err)
 	}
-	if r := reasonOf(t, func() error { _, err := Decode("@@@@", 10); return err }()); !strings.Contains(r, `"bad_base64"`) {
+	if r := reasonOf(t, func() error { _, err := Decode([]byte("@@@@"), 10); return err }()); r != ReasonBadBase64 {
 		t.Errorf("bad base64: %s", r)
 	}
-	if r := reasonOf(t, func() error { _, err := Decode(base64.StdEncoding.EncodeToString([]byte("hello!")), 5); return err }()); !strings.Contains(r, `"too_large"`) {
+	if r := reasonOf(t, func() error { _, err := Decode(b64([]byte("hello!")), 5); return err }()); r != ReasonTooLarge {
 		t.Errorf("one byte over: %s", r)
 	}
 	// file/attach's limit: 10 MiB decoded, refused before decoding when longer.
-	if r := reasonOf(t, func() error { _, err := Decode(strings.Repeat("A", 4*(MaxBytes/3+2)), MaxBytes); return err }()); !strings.Contains(r, `"too_large"`) {
+	if r := reasonOf(t, func() error { _, err := Decode([]byte(strings.Repeat("A", 4*(MaxBytes/3+2))), MaxBytes); return err }()); r != ReasonTooLarge {
 		t.Errorf("over 10 MiB: %s", r)
 	}
 }

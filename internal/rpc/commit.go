@@ -1,0 +1,134 @@
+package rpc
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
+)
+
+// binding is what an upload or an attach is bound to (the seed's "Chunked uploads"):
+// the exact live session it was begun for. The pointer is the session's live
+// generation, and a live session's owner and agent never change, so the same pointer
+// is the same session, owner and agent.
+type binding struct{ sess *session.Session }
+
+func (b binding) MetadataBytes() int {
+	return len(b.sess.ID) + len(b.sess.Owner) + len(b.sess.Agent.Alias)
+}
+
+// commit is the one commit step of file/attach and file/upload/commit, in the
+// order the seed demands:
+//
+//  1. Write and sync the bytes to a temporary file in the session's workspace. This
+//     is the slow I/O, and it runs under no lock: nothing names the file yet, and no
+//     config write, unpairing or close waits for it.
+//  2. Hold the accepted authorization policy (the config write lock) and the set of
+//     paired tokens, then take the session lock while b is still the live session
+//     of its id (else -32000, like a missing session).
+//  3. Check the caller's credential, files:create, ownership of the session and
+//     entitlement to its agent against the held policy.
+//  4. Name the file and index it (place).
+//
+// A failed check returns before anything is named, and the temporary file is
+// removed. A policy change, an unpairing or a close that arrives once step 2 holds
+// completes only after the file is named and indexed: the commit is ordered before
+// it, never between the check and the write.
+func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (upload.File, error) {
+	s := c.srv
+	prepared, err := upload.Prepare(b.sess.Workspace, p.Data)
+	if err != nil {
+		return upload.File{}, s.logStorage(err, b.sess)
+	}
+	defer prepared.Discard()
+	if s.testPrepared != nil {
+		s.testPrepared()
+	}
+
+	tx, err := s.cfg.Config.Begin(ctx)
+	if err != nil {
+		return upload.File{}, err
+	}
+	defer tx.End()
+	defer s.cfg.Pairings.Hold()()
+	var f upload.File
+	err = s.cfg.Sessions.Locked(b.sess, func() error {
+		if err := c.mayCommit(tx.Current(), b.sess); err != nil {
+			return err
+		}
+		var err error
+		f, err = s.place(ctx, b.sess, p, prepared)
+		return err
+	})
+	if err != nil {
+		return upload.File{}, s.logStorage(err, b.sess)
+	}
+	return f, nil
+}
+
+// logStorage logs the details of a storage failure, which the client's answer
+// leaves out (SPEC §12), and returns err.
+func (s *Server) logStorage(err error, sess *session.Session) error {
+	var se *upload.StorageError
+	if errors.As(err, &se) {
+		s.log.Error("storing an upload failed", "session", sess.ID, "why", se.Why, "err", se.Err)
+	}
+	return err
+}
+
+// mayCommit is step 3 of commit: the caller's authority resolved again under cfg.
+func (c *connState) mayCommit(cfg config.Config, sess *session.Session) error {
+	a, err := c.authority(cfg)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !a.Has(auth.FilesCreate):
+		return forbidden(auth.FilesCreate)
+	case !a.Principal.Admin && sess.Owner != a.Principal.ID:
+		return session.NotFoundError(sess.ID)
+	case !a.MayUseAgent(sess.Agent.Alias):
+		return agentForbidden(sess.Agent.Alias)
+	}
+	return nil
+}
+
+// place is step 4 of commit: its I/O is a rename, a directory sync and one index
+// write. Bytes the session indexed already keep their indexed path; the file there
+// is checked and, when it is not those bytes (edited, deleted, replaced by a link),
+// the prepared file is written back over it.
+func (s *Server) place(ctx context.Context, sess *session.Session, p upload.Payload, prepared *upload.Prepared) (upload.File, error) {
+	sum := hex.EncodeToString(p.Sum[:])
+	size := int64(len(p.Data))
+	filename := p.Filename
+	if filename == "" {
+		filename = "upload"
+	}
+	idx, err := s.cfg.Store.IndexedUpload(ctx, sess.ID, sum)
+	switch {
+	case err == nil:
+		if !upload.Intact(sess.Workspace, idx.WorkspacePath, size, p.Sum) {
+			if err := prepared.Place(idx.WorkspacePath); err != nil {
+				return upload.File{}, err
+			}
+			s.log.Warn("an indexed upload was changed on disk; wrote it back", "session", sess.ID, "sha256", sum)
+		}
+		return upload.Entry(sum, filename, idx.WorkspacePath, size, true), nil
+	case !errors.Is(err, store.ErrNotFound):
+		return upload.File{}, &upload.StorageError{Why: "the upload index could not be read", Err: err}
+	}
+	rel := upload.Path(sum, p.Filename)
+	if err := prepared.Place(rel); err != nil {
+		return upload.File{}, err
+	}
+	err = s.cfg.Store.IndexUpload(ctx, store.Upload{SessionID: sess.ID, SHA256: sum, Filename: filename, WorkspacePath: rel, Size: size})
+	if err != nil {
+		return upload.File{}, &upload.StorageError{Why: "the upload index could not be written", Err: err}
+	}
+	return upload.Entry(sum, filename, rel, size, false), nil
+}
