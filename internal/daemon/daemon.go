@@ -127,6 +127,7 @@ func Run(ctx context.Context, opts Options) error {
 		DaemonUID:      os.Getuid(),
 		Clients:        clients,
 		Sessions:       sessions,
+		Store:          st,
 		Logger:         log,
 		Config:         live,
 		Pairings:       pairings,

@@ -105,7 +105,7 @@ func newConfServer(t *testing.T, body string) *confServer {
 	s := &confServer{t: t, live: live, pairings: pairings, dir: dir, logs: logs, lns: make(map[int]*harness)}
 	s.srv = NewServer(Config{
 		DataDir: dataDir, Endpoint: filepath.Join(dir, "op.sock"), DaemonUID: os.Getuid(),
-		Sessions: sessions, Logger: log, Config: live, Pairings: pairings,
+		Sessions: sessions, Store: st, Logger: log, Config: live, Pairings: pairings,
 	})
 	t.Cleanup(func() {
 		s.mu.Lock()

@@ -562,7 +562,7 @@ func benchServer(b *testing.B) (*Server, string) {
 		b.Fatal(err)
 	}
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
-	srv := NewServer(Config{DaemonUID: os.Getuid(), Sessions: sessions, Logger: log})
+	srv := NewServer(Config{DaemonUID: os.Getuid(), Sessions: sessions, Store: st, Logger: log})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {

@@ -71,6 +71,7 @@ func startServerWith(t *testing.T, cfg Config, conf config.Config, opts session.
 		opts.Store = st
 	}
 	cfg.Sessions = session.NewManager(catalog, opts)
+	cfg.Store = opts.Store
 	h := &harness{srv: NewServer(cfg), addr: addr}
 	var wg sync.WaitGroup
 	wg.Add(1)

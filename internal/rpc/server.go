@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
@@ -76,6 +77,10 @@ type Config struct {
 	// connection (SPEC §15, rpc.outbound_frames and rpc.outbound_bytes); zero means
 	// jsonrpc.OutboundFrames and jsonrpc.OutboundBytes.
 	OutboundFrames, OutboundBytes int
+
+	// Store is the durable store the sessions live in; the upload index is kept
+	// there beside them. The file methods need it.
+	Store *store.Store
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -84,14 +89,18 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	pid     int
-	methods map[string]*methodRow // the one method table, built from each family's rows
-	uploads *upload.Stage         // staged chunked uploads (files.go)
-	names   []string              // sorted method names, for initialize
+	methods map[string]*methodRow  // the one method table, built from each family's rows
+	uploads *upload.Stage[binding] // staged chunked uploads (files.go)
+	names   []string               // sorted method names, for initialize
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
 	closed bool
 	active sync.WaitGroup
+
+	// testPrepared, when set, runs in each commit once its temporary file is
+	// written and synced, before any lock is taken (commit.go).
+	testPrepared func()
 }
 
 // method serves one method for an initialized connection.
