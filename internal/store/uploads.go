@@ -56,3 +56,28 @@ func (s *Store) IndexedUpload(ctx context.Context, id, sha256 string) (Upload, e
 	}
 	return u, nil
 }
+
+// Workspaces returns every distinct workspace a stored session has, killed ones
+// included: the places an interrupted upload may have left a temporary file.
+func (s *Store) Workspaces(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT workspace FROM sessions ORDER BY workspace`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ws string
+			if err := rows.Scan(&ws); err != nil {
+				return err
+			}
+			out = append(out, ws)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: listing session workspaces: %w", err)
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestUploadIndexKeepsTheFirstRowAndFollowsItsSession(t *testing.T) {
@@ -34,5 +35,25 @@ func TestUploadIndexKeepsTheFirstRowAndFollowsItsSession(t *testing.T) {
 	}
 	if _, err := s.IndexedUpload(ctx, "s1", "ab"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after delete: %v, want the row gone with its session", err)
+	}
+}
+
+func TestWorkspacesListsEachStoredSessionsWorkspaceOnce(t *testing.T) {
+	s := openAt(t, t.TempDir()+"/sessions.db")
+	for _, row := range []Session{
+		{ID: "s1", Owner: "operator", Agent: "default", Workspace: "/w/b"},
+		{ID: "s2", Owner: "alice", Agent: "default", Workspace: "/w/a"},
+		{ID: "s3", Owner: "operator", Agent: "default", Workspace: "/w/b"},
+	} {
+		if err := s.CreateSession(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Kill(ctx, "s2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Workspaces(ctx)
+	if err != nil || len(got) != 2 || got[0] != "/w/a" || got[1] != "/w/b" {
+		t.Fatalf("Workspaces = %q, %v; want [/w/a /w/b] (a killed session's too)", got, err)
 	}
 }
