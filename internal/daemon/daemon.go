@@ -85,6 +85,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.Close()
+	removeUploadTemps(ctx, cfg, dirs.DataDir, st, log)
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
 	// Every config write prepares the agent views of its complete candidate before
 	// anything is written (a candidate the views refuse is refused), and installs
