@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
@@ -71,5 +73,43 @@ func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
 	_, errOut, code = zeroclaw(t, h, "upload", "--session", "no-such-session", smallPath)
 	if code == 0 || !strings.Contains(errOut, "session not found") {
 		t.Errorf("unknown session: exit %d, %q", code, errOut)
+	}
+}
+
+// SPEC §16: the temporary files of commits a crash interrupted are removed at the
+// next start, in the agent's workspace and in any workspace a stored session has;
+// nothing else in uploads/ is touched.
+func TestTemporaryFilesOfInterruptedUploadsAreRemovedAtStart(t *testing.T) {
+	h := home(t)
+	d := startDaemon(t, h, nil)
+	c := dial(t, d.socket)
+	c.initialize()
+	agentWS := c.must("session/new", `{"agentAlias":"default"}`)["workspaceDir"].(string)
+	cwd := t.TempDir()
+	if got := c.must("session/new", `{"agentAlias":"default","cwd":"`+cwd+`","keep_siblings":true}`)["workspaceDir"]; got != cwd {
+		t.Fatalf("workspaceDir = %v, want %s", got, cwd)
+	}
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	d.wait(10 * time.Second)
+
+	leftover := ".zeroclaw-upload-00112233445566778899aabbccddeeff.tmp"
+	kept := "0011223344556677889900112233445566778899001122334455667788990011.txt"
+	for _, ws := range []string{agentWS, cwd} {
+		os.MkdirAll(filepath.Join(ws, "uploads"), 0o700)
+		for _, name := range []string{leftover, kept} {
+			if err := os.WriteFile(filepath.Join(ws, "uploads", name), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The sweep runs before the daemon serves: once a call is answered, it is done.
+	dial(t, startDaemon(t, h, nil).socket).initialize()
+	for _, ws := range []string{agentWS, cwd} {
+		if _, err := os.Stat(filepath.Join(ws, "uploads", leftover)); !os.IsNotExist(err) {
+			t.Errorf("%s: the temporary file is still there (%v)", ws, err)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "uploads", kept)); err != nil {
+			t.Errorf("%s: a stored upload was removed: %v", ws, err)
+		}
 	}
 }
