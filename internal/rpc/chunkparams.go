@@ -32,6 +32,11 @@ func readChunkParams(params jsontext.Value) (chunkParams, error) {
 	if p, ok := plainChunkParams(params); ok {
 		return p, nil
 	}
+	return decodeChunkParams(params)
+}
+
+// decodeChunkParams is the general path of readChunkParams.
+func decodeChunkParams(params jsontext.Value) (chunkParams, error) {
 	var p decodedChunkParams
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
 		return chunkParams{}, err
