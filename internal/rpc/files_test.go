@@ -693,7 +693,7 @@ func BenchmarkStaged28(b *testing.B) {
 	}
 	// peak: RSS with the garbage of the chunk frames not yet collected (GOGC lets
 	// the heap reach twice the live data); settled: after a GC returned it; heap:
-	// the live heap, the staged bytes included.
+	// the live heap (on unix the staged bytes are mapped memory, outside it).
 	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 	b.ReportMetric(float64(settled)/(1<<20), "settled-rss-MiB")
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"hash"
+
+	simd "github.com/segmentio/asm/base64"
 )
 
 // encodingOf is the encoding of a data_b64 of n characters: standard base64 with
@@ -80,10 +82,14 @@ const piece = 64 << 10
 // caller restores it and decodes again the slow way, which gives the exact error
 // (or succeeds, for input a piece boundary cannot split, such as line breaks).
 func decodeHashed(enc *base64.Encoding, dst, src []byte, want int64, h hash.Hash) bool {
+	fast := simd.StdEncoding
+	if enc == base64.RawStdEncoding {
+		fast = simd.RawStdEncoding
+	}
 	w := 0
 	for len(src) > 0 {
 		p := src[:min(len(src), piece)]
-		m, err := enc.Decode(dst[w:], p)
+		m, err := fast.Decode(dst[w:], p)
 		// Short of a whole piece's bytes before the end: padding, or a line break.
 		if err != nil || len(p) < len(src) && m != len(p)/4*3 {
 			return false

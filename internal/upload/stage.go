@@ -55,7 +55,8 @@ type Stage[B Bound] struct {
 	mu      sync.Mutex
 	used    int64 // charged against the budget
 	uploads map[key]*staged[B]
-	conns   map[any]int // staged uploads per connection
+	conns   map[any]int  // staged uploads per connection
+	dropped []*staged[B] // discarded under mu, their buffers freed by unlock
 }
 
 // key names an upload: the connection that began it, and its random id. Lookups
@@ -79,6 +80,7 @@ type staged[B Bound] struct {
 
 	mu       sync.Mutex // serializes chunks and the commit
 	buf      []byte     // size+2 bytes, allocated at the first chunk: buf[:received] is accepted, the rest is room to decode into
+	mapped   bool       // buf is mapped memory (buffer_unix.go): freed once, by free or Taken.Release
 	starts   []int64    // where each accepted chunk starts, in order
 	received int64
 	hash     hash.Hash
@@ -154,7 +156,7 @@ func (st *Stage[B]) Begin(conn any, b B, size int64, filename, sha string) (Begu
 	u.key = key{conn: conn, id: "upl_" + hex.EncodeToString(rnd[:])}
 
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer st.unlock()
 	if st.conns[conn] >= st.perConn {
 		return Begun{}, refused(ReasonTooManyUploads,
 			fmt.Sprintf("this connection already stages %d uploads; commit or finish one first", st.perConn), "limit", st.perConn)
@@ -199,7 +201,7 @@ func (st *Stage[B]) reclaimLocked(now time.Time) {
 // enough under the current limit, else waits again.
 func (st *Stage[B]) expire(u *staged[B]) {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer st.unlock()
 	if st.uploads[u.key] != u {
 		return
 	}
@@ -222,7 +224,28 @@ func (st *Stage[B]) dropLocked(u *staged[B], refund bool) {
 	u.timer.Stop()
 	if refund {
 		st.used -= u.charge
+		st.dropped = append(st.dropped, u)
 	}
+}
+
+// unlock unlocks st.mu, then frees the buffers of the uploads dropped under it.
+// Each is freed under its own lock, which a chunk being decoded into it holds: the
+// lock order is an upload's, then the stage's, never the reverse.
+func (st *Stage[B]) unlock() {
+	dropped := st.dropped
+	st.dropped = nil
+	st.mu.Unlock()
+	for _, u := range dropped {
+		u.mu.Lock()
+		u.free()
+		u.mu.Unlock()
+	}
+}
+
+// free frees u's buffer; u.mu is held, and u is gone, so no chunk will use it.
+func (u *staged[B]) free() {
+	freeBuffer(u.buf, u.mapped)
+	u.buf, u.mapped = nil, false
 }
 
 // lookup finds conn's upload id and marks it used.
@@ -240,7 +263,7 @@ func (st *Stage[B]) lookup(conn any, id string) (*staged[B], error) {
 // Discard drops every upload conn stages; its connection closed.
 func (st *Stage[B]) Discard(conn any) {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer st.unlock()
 	if st.conns[conn] == 0 {
 		return
 	}
@@ -280,7 +303,7 @@ func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64,
 		return 0, unknownUpload(id)
 	}
 	if u.buf == nil {
-		u.buf = make([]byte, u.size+2) // DecodedLen counts padding as bytes
+		u.buf, u.mapped = allocBuffer(int(u.size) + 2) // DecodedLen counts padding as bytes
 	}
 	room := u.buf[u.received:]
 	if n, ok := exactDecodedLen(enc, b64); offset == u.received && ok && n <= int64(len(room))-2 {
@@ -365,7 +388,8 @@ type Taken[B Bound] struct {
 	release func()
 }
 
-// Release refunds the budget; the bytes are landed or dropped.
+// Release frees the bytes and refunds the budget: they are landed or dropped, and
+// nothing may use Payload.Data afterwards.
 func (t Taken[B]) Release() { t.release() }
 
 // Take takes conn's upload id off the stage once every declared byte has arrived and
@@ -399,6 +423,9 @@ func (st *Stage[B]) Take(conn any, id string) (Taken[B], error) {
 		return Taken[B]{}, unknownUpload(id)
 	}
 	release := sync.OnceFunc(func() {
+		u.mu.Lock()
+		u.free()
+		u.mu.Unlock()
 		st.mu.Lock()
 		st.used -= u.charge
 		st.mu.Unlock()

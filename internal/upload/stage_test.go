@@ -136,3 +136,30 @@ func TestAChunkDecodesWithoutAllocating(t *testing.T) {
 		t.Errorf("%.1f allocations per 1 MiB chunk, want at most 1", allocs)
 	}
 }
+
+// BenchmarkChunk: one 1 MiB chunk's data_b64 decoded into the staging buffer and
+// hashed, as file/upload/chunk does once the params are read.
+func BenchmarkChunk(b *testing.B) {
+	st := NewStage[testBound](Options{})
+	enc := b64(random(ChunkBytes))
+	const chunks = 10
+	var id string
+	off := int64(chunks)
+	b.SetBytes(ChunkBytes)
+	b.ReportAllocs()
+	for b.Loop() {
+		if off == chunks*ChunkBytes || off == chunks {
+			if id != "" {
+				up, _ := st.Take("c", id)
+				up.Release()
+			}
+			begun, _ := st.Begin("c", testBound{"s"}, chunks*ChunkBytes, "", "")
+			id, off = begun.UploadID, 0
+		}
+		n, err := st.Chunk("c", id, off, enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		off = n
+	}
+}
