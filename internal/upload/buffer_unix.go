@@ -20,7 +20,7 @@ func allocBuffer(n int) ([]byte, bool) {
 	if n < mappedMin {
 		return make([]byte, n), false
 	}
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|populate)
 	if err != nil {
 		return make([]byte, n), false
 	}
