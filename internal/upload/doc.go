@@ -1,11 +1,15 @@
 // Package upload owns file uploads (SPEC §10, the seed's "Chunked uploads"): the
 // staging area of file/upload/begin and file/upload/chunk with its limits (four
 // uploads per connection, one 256 MiB budget across connections charging payload
-// and metadata, idle discard and reclaim), and the one commit step that file/attach
-// and file/upload/commit share, which lands the bytes in the session's workspace
-// under their content hash and indexes them per session.
+// and metadata, idle discard and reclaim), and the pure write of a file into a
+// workspace's uploads directory under its content hash: Prepare (a temporary file,
+// written and synced), Place (renamed into its name), Intact (a repeat checked on
+// disk) and RemoveTemps (what an interrupted commit left, removed at start).
 //
-// It never decides who may do what: the rpc layer passes a Guard that holds the
-// policy in force and checks the caller against it. It never follows a link in the
-// workspace's uploads directory, and it never holds more staged bytes than the budget.
+// It knows nothing of sessions, authorization or JSON-RPC: the one commit step that
+// file/attach and file/upload/commit share, with its checks and its locks, is
+// internal/rpc/commit.go, and its errors are domain errors (Refusal with the
+// reasons of SPEC §10, ParamError, StorageError) that rpc maps to the wire. It never
+// follows a link in a workspace's uploads directory, and it never holds more staged
+// bytes than the budget.
 package upload
