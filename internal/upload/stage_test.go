@@ -163,3 +163,35 @@ func BenchmarkChunk(b *testing.B) {
 		off = n
 	}
 }
+
+// A connection that closes while its chunks are being decoded: the buffers
+// (mapped memory, unmapped when dropped) are freed only once no chunk uses them.
+func TestDiscardWhileChunksAreDecodedFreesNothingInUse(t *testing.T) {
+	st := NewStage[testBound](Options{})
+	enc := b64(random(ChunkBytes))
+	for range 20 {
+		b, err := st.Begin("c", testBound{"s"}, 4*ChunkBytes, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for off := int64(0); off < 4*ChunkBytes; {
+				n, err := st.Chunk("c", b.UploadID, off, enc)
+				if err != nil {
+					if r, ok := err.(*Refusal); !ok || r.Reason != ReasonUnknownUpload {
+						t.Error(err) // not Fatal: this is not the test's goroutine
+					}
+					return
+				}
+				off = n
+			}
+		}()
+		st.Discard("c")
+		<-done
+	}
+	if n, used := st.Staged(); n != 0 || used != 0 {
+		t.Errorf("%d staged, %d charged after the discards", n, used)
+	}
+}
