@@ -6,14 +6,18 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json/v2"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
 )
 
 func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
@@ -111,5 +115,62 @@ func TestTemporaryFilesOfInterruptedUploadsAreRemovedAtStart(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(ws, "uploads", kept)); err != nil {
 			t.Errorf("%s: a stored upload was removed: %v", ws, err)
 		}
+	}
+}
+
+// SPEC §16 on a real full disk (a 2 MiB tmpfs, as root): an upload that cannot be
+// stored answers -32603 naming no path and leaves no temporary file; what was
+// uploaded before stays; once space returns the same upload lands, in the same
+// daemon.
+func TestAnUploadOnAFullDiskAnswersAnInternalErrorAndRecovers(t *testing.T) {
+	fs := fullfs.Mount(t, 2<<20)
+	dir := filepath.Join(fs.Dir, "zc")
+	os.MkdirAll(dir, 0o700)
+	d := startDaemon(t, home(t), []string{"ZEROCLAW_CONFIG_DIR=" + dir, "ZEROCLAW_SOCKET=" + filepath.Join(dir, "data", "daemon.sock")})
+	c := dial(t, d.socket)
+	c.initialize()
+	res := c.must("session/new", `{"agentAlias":"default"}`)
+	sid, ws := res["sessionId"].(string), res["workspaceDir"].(string)
+	if !strings.HasPrefix(ws, fs.Dir) {
+		t.Fatalf("workspace %s is not on the small file system", ws)
+	}
+	attach := func(data []byte) (map[string]any, map[string]any) {
+		return c.rpc("file/attach", `{"session_id":"`+sid+`","files":[{"filename":"a.bin","data_b64":"`+base64.StdEncoding.EncodeToString(data)+`"}]}`)
+	}
+	before := make([]byte, 1000)
+	rand.Read(before)
+	if _, e := attach(before); e != nil {
+		t.Fatal(e)
+	}
+
+	fs.Fill()
+	data := make([]byte, 64<<10)
+	rand.Read(data)
+	_, e := attach(data)
+	wantError(t, e, -32603, "", "")
+	if strings.Contains(fmt.Sprint(e), fs.Dir) {
+		t.Errorf("the error names a path: %v", e)
+	}
+	if !fs.Full() {
+		t.Fatal("the disk is not full: the test proves nothing")
+	}
+	entries, _ := os.ReadDir(filepath.Join(ws, "uploads"))
+	if len(entries) != 1 {
+		t.Errorf("uploads/ holds %d entries on a full disk, want the earlier file alone (no temporary file)", len(entries))
+	}
+	// A repeat of stored bytes needs no space: it answers.
+	if r, e := attach(before); e != nil || r["files"].([]any)[0].(map[string]any)["deduplicated"] != true {
+		t.Errorf("repeat on a full disk: %v, %v", r, e)
+	}
+
+	fs.Free()
+	r, e := attach(data)
+	if e != nil {
+		t.Fatalf("after space returned: %v", e)
+	}
+	f := r["files"].([]any)[0].(map[string]any)
+	got, err := os.ReadFile(filepath.Join(ws, f["workspace_path"].(string)))
+	if err != nil || !bytes.Equal(got, data) || f["deduplicated"] != false {
+		t.Fatalf("after space returned: %v, %d bytes on disk, %v", f, len(got), err)
 	}
 }

@@ -27,7 +27,8 @@ func (b binding) MetadataBytes() int {
 //
 //  1. Write and sync the bytes to a temporary file in the session's workspace. This
 //     is the slow I/O, and it runs under no lock: nothing names the file yet, and no
-//     config write, unpairing or close waits for it.
+//     config write, unpairing or close waits for it. A repeat of bytes the session
+//     stored already, intact on disk, needs no file (and answers on a full disk).
 //  2. Hold the accepted authorization policy (the config write lock) and the set of
 //     paired tokens, then take the session lock while b is still the live session
 //     of its id (else -32000, like a missing session).
@@ -41,11 +42,13 @@ func (b binding) MetadataBytes() int {
 // it, never between the check and the write.
 func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (upload.File, error) {
 	s := c.srv
-	prepared, err := upload.Prepare(b.sess.Workspace, p.Data)
-	if err != nil {
-		return upload.File{}, s.logStorage(err, b.sess)
+	tmp := &tempFile{workspace: b.sess.Workspace, data: p.Data}
+	defer tmp.discard()
+	if !s.storedIntact(ctx, b.sess, p) {
+		if _, err := tmp.get(); err != nil {
+			return upload.File{}, s.logStorage(err, b.sess)
+		}
 	}
-	defer prepared.Discard()
 	if s.testPrepared != nil {
 		s.testPrepared()
 	}
@@ -62,13 +65,47 @@ func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (up
 			return err
 		}
 		var err error
-		f, err = s.place(ctx, b.sess, p, prepared)
+		f, err = s.place(ctx, b.sess, p, tmp)
 		return err
 	})
 	if err != nil {
 		return upload.File{}, s.logStorage(err, b.sess)
 	}
 	return f, nil
+}
+
+// tempFile is commit's temporary file, written when the bytes need one: before the
+// locks, or (when a stored file changed after storedIntact looked) under them.
+type tempFile struct {
+	workspace string
+	data      []byte
+	prepared  *upload.Prepared
+}
+
+func (t *tempFile) get() (*upload.Prepared, error) {
+	if t.prepared == nil {
+		p, err := upload.Prepare(t.workspace, t.data)
+		if err != nil {
+			return nil, err
+		}
+		t.prepared = p
+	}
+	return t.prepared, nil
+}
+
+// discard removes the file unless it was placed.
+func (t *tempFile) discard() {
+	if t.prepared != nil {
+		t.prepared.Discard()
+	}
+}
+
+// storedIntact reports whether the session indexed p's bytes and the file at the
+// indexed path holds them. place decides again under the locks; this only spares
+// a repeat the write.
+func (s *Server) storedIntact(ctx context.Context, sess *session.Session, p upload.Payload) bool {
+	idx, err := s.cfg.Store.IndexedUpload(ctx, sess.ID, hex.EncodeToString(p.Sum[:]))
+	return err == nil && upload.Intact(sess.Workspace, idx.WorkspacePath, int64(len(p.Data)), p.Sum)
 }
 
 // logStorage logs the details of a storage failure, which the client's answer
@@ -102,7 +139,7 @@ func (c *connState) mayCommit(cfg config.Config, sess *session.Session) error {
 // write. Bytes the session indexed already keep their indexed path; the file there
 // is checked and, when it is not those bytes (edited, deleted, replaced by a link),
 // the prepared file is written back over it.
-func (s *Server) place(ctx context.Context, sess *session.Session, p upload.Payload, prepared *upload.Prepared) (upload.File, error) {
+func (s *Server) place(ctx context.Context, sess *session.Session, p upload.Payload, tmp *tempFile) (upload.File, error) {
 	sum := hex.EncodeToString(p.Sum[:])
 	size := int64(len(p.Data))
 	filename := p.Filename
@@ -113,6 +150,10 @@ func (s *Server) place(ctx context.Context, sess *session.Session, p upload.Payl
 	switch {
 	case err == nil:
 		if !upload.Intact(sess.Workspace, idx.WorkspacePath, size, p.Sum) {
+			prepared, err := tmp.get()
+			if err != nil {
+				return upload.File{}, err
+			}
 			if err := prepared.Place(idx.WorkspacePath); err != nil {
 				return upload.File{}, err
 			}
@@ -123,6 +164,10 @@ func (s *Server) place(ctx context.Context, sess *session.Session, p upload.Payl
 		return upload.File{}, &upload.StorageError{Why: "the upload index could not be read", Err: err}
 	}
 	rel := upload.Path(sum, p.Filename)
+	prepared, err := tmp.get()
+	if err != nil {
+		return upload.File{}, err
+	}
 	if err := prepared.Place(rel); err != nil {
 		return upload.File{}, err
 	}

@@ -98,8 +98,8 @@ type Server struct {
 	closed bool
 	active sync.WaitGroup
 
-	// testPrepared, when set, runs in each commit once its temporary file is
-	// written and synced, before any lock is taken (commit.go).
+	// testPrepared, when set, runs in each commit once its temporary file (if it
+	// needs one) is written and synced, before any lock is taken (commit.go).
 	testPrepared func()
 }
 
