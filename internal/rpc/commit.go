@@ -37,17 +37,17 @@ func (b binding) MetadataBytes() int {
 //  4. Name the file and index it (place).
 //
 // A failed check returns before anything is named, and the temporary file is
-// removed. A policy change, an unpairing or a close that arrives once step 2 holds
+// removed; a failed write of step 1 is answered after the checks, as it was when
+// the write came after them. A policy change, an unpairing or a close that arrives once step 2 holds
 // completes only after the file is named and indexed: the commit is ordered before
 // it, never between the check and the write.
 func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (upload.File, error) {
 	s := c.srv
 	tmp := &tempFile{workspace: b.sess.Workspace, data: p.Data}
 	defer tmp.discard()
+	var writeErr error // answered only after the checks, which come first
 	if !s.storedIntact(ctx, b.sess, p) {
-		if _, err := tmp.get(); err != nil {
-			return upload.File{}, s.logStorage(err, b.sess)
-		}
+		_, writeErr = tmp.get()
 	}
 	if s.testPrepared != nil {
 		s.testPrepared()
@@ -63,6 +63,9 @@ func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (up
 	err = s.cfg.Sessions.Locked(b.sess, func() error {
 		if err := c.mayCommit(tx.Current(), b.sess); err != nil {
 			return err
+		}
+		if writeErr != nil {
+			return writeErr
 		}
 		var err error
 		f, err = s.place(ctx, b.sess, p, tmp)
