@@ -1,0 +1,246 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/peterh/liner"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
+)
+
+const (
+	faint = "\x1b[2m"
+	bold  = "\x1b[1m"
+	reset = "\x1b[0m"
+)
+
+const chatHelp = `Type a prompt and press Enter. Ctrl-C cancels the running turn; twice leaves.
+  /attach FILE   upload FILE into the session's workspace; it goes with the next prompt
+  /cancel        cancel the session's running turn
+  /sessions      list your sessions
+  /resume ID     switch to session ID, replaying the updates this client missed
+  /help          this help
+  /quit          leave (also Ctrl-D)`
+
+// interactive runs the terminal client until the user leaves.
+func (ch *chat) interactive(s *client.Session) error {
+	ch.line = liner.NewLiner()
+	defer ch.line.Close()
+	ch.line.SetCtrlCAborts(true)
+	history := filepath.Join(ch.dataDir, "chat_history")
+	if f, err := os.Open(history); err == nil {
+		ch.line.ReadHistory(f)
+		f.Close()
+	}
+	defer func() {
+		if f, err := os.OpenFile(history, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+			ch.line.WriteHistory(f)
+			f.Close()
+		}
+	}()
+	// Updates of turns this client did not start (another client's, or replays)
+	// render the same way.
+	ch.c.SetUpdateHandler(ch.render)
+
+	// Interrupts: during a turn the first cancels it and the second leaves; at the
+	// prompt liner reads Ctrl-C itself (ErrPromptAborted).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+
+	resumed := ""
+	if s.Resumed || s.MessageCount > 0 {
+		resumed = fmt.Sprintf(", %d messages so far", s.MessageCount)
+	}
+	ch.printf("%sconnected to %s: session %s (agent %s%s). /help for help.%s\n", faint, ch.c.Endpoint(), s.SessionID, s.AgentAlias, resumed, reset)
+	aborted := false
+	for {
+		var text string
+		var err error
+		if len(ch.typedAhead) > 0 { // lines typed during the last turn, in order
+			text, ch.typedAhead = ch.typedAhead[0], ch.typedAhead[1:]
+			ch.printf("> %s\n", text)
+		} else {
+			text, err = ch.line.Prompt("> ")
+		}
+		switch {
+		case errors.Is(err, liner.ErrPromptAborted):
+			if aborted {
+				return nil
+			}
+			aborted = true
+			ch.printf("%s(Ctrl-C again, Ctrl-D or /quit to leave)%s\n", faint, reset)
+			continue
+		case errors.Is(err, io.EOF):
+			ch.printf("\n")
+			return nil
+		case err != nil:
+			return err
+		}
+		aborted = false
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		ch.line.AppendHistory(text)
+		if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "/think") && !strings.HasPrefix(text, "/tool") {
+			if quit := ch.command(text); quit {
+				return nil
+			}
+			continue
+		}
+		if leave := ch.turn(text, sigs); leave {
+			return nil
+		}
+	}
+}
+
+// turn runs one prompt, with interrupts cancelling it. It reports whether the user
+// asked to leave (a second interrupt).
+func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type answer struct {
+		r   *client.PromptResult
+		err error
+	}
+	done := make(chan answer, 1)
+	attachments := ch.attachments
+	ch.attachments = nil
+	go func() {
+		r, err := ch.c.Prompt(ctx, ch.sid, text, attachments, ch.render)
+		done <- answer{r, err}
+	}()
+	// Lines typed while the turn streams: /cancel cancels it.
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		ch.watchTyped(watchCtx, func(line string) {
+			switch line {
+			case "":
+			case "/cancel":
+				ch.endLine()
+				ch.printf("%scancelling…%s\n", faint, reset)
+				go ch.c.Cancel(ctx, ch.sid)
+			default: // typed ahead: it runs when this turn is over
+				ch.typedAhead = append(ch.typedAhead, line)
+				ch.endLine()
+				ch.printf("%s(queued after this turn; /cancel or Ctrl-C stops the turn)%s\n", faint, reset)
+			}
+		})
+	}()
+	defer func() {
+		stopWatching()
+		<-watching // no read may outlive the turn: the next prompt's input is liner's
+	}()
+	interrupts := 0
+	for {
+		select {
+		case a := <-done:
+			ch.endLine()
+			switch {
+			case a.err != nil:
+				ch.printf("error: %v\n", a.err)
+			case a.r.StopReason == client.StopEndTurn:
+			case a.r.StopReason == client.StopError:
+				ch.printf("%s[error: %s]%s\n", bold, a.r.Text, reset)
+			default:
+				ch.printf("%s[%s]%s\n", faint, a.r.StopReason, reset)
+			}
+			return leave
+		case <-sigs:
+			interrupts++
+			if interrupts > 1 {
+				return true // leaving closes the connection; the daemon ends nothing else
+			}
+			ch.endLine()
+			ch.printf("%s^C cancelling… (Ctrl-C again to leave)%s\n", faint, reset)
+			go ch.c.Cancel(ctx, ch.sid)
+		case <-ch.c.Done():
+			ch.printf("the daemon closed the connection\n")
+			return true
+		}
+	}
+}
+
+// command runs one slash command; it reports whether to leave.
+func (ch *chat) command(text string) (quit bool) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
+	arg = strings.TrimSpace(arg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	switch name {
+	case "/quit", "/exit":
+		return true
+	case "/help":
+		ch.printf("%s\n", chatHelp)
+	case "/cancel":
+		ok, err := ch.c.Cancel(ctx, ch.sid)
+		switch {
+		case err != nil:
+			ch.printf("error: %v\n", err)
+		case ok:
+			ch.printf("cancelled the running turn\n")
+		default:
+			ch.printf("no turn is running\n")
+		}
+	case "/attach":
+		if arg == "" {
+			ch.printf("usage: /attach FILE\n")
+			break
+		}
+		entry, err := ch.c.Upload(ctx, ch.sid, arg, ch.progress(filepath.Base(arg)))
+		ch.endLine()
+		if err != nil {
+			ch.printf("error: %v\n", err)
+			break
+		}
+		ch.attachments = append(ch.attachments, *entry)
+		ch.printf("attached %s (%d bytes); it goes with your next prompt\n", entry.WorkspacePath, entry.SizeBytes)
+	case "/sessions":
+		list, _, err := ch.c.ListSessions(ctx, 100, "")
+		if err != nil {
+			ch.printf("error: %v\n", err)
+			break
+		}
+		ch.term.Lock()
+		tw := tabwriter.NewWriter(ch.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  SESSION\tAGENT\tSTATE\tMESSAGES\tLAST ACTIVITY")
+		for _, s := range list {
+			mark := " "
+			if s.SessionID == ch.sid {
+				mark = "*"
+			}
+			fmt.Fprintf(tw, "%s %s\t%s\t%s\t%d\t%s\n", mark, s.SessionID, s.AgentAlias, s.State, s.MessageCount, s.LastActivity)
+		}
+		tw.Flush()
+		ch.term.Unlock()
+	case "/resume":
+		if arg == "" {
+			ch.printf("usage: /resume ID\n")
+			break
+		}
+		after := ch.c.LastSeq(arg)
+		res, err := ch.c.Attach(ctx, arg, after, ch.render)
+		ch.endLine()
+		if err != nil {
+			ch.printf("error: %v\n", err)
+			break
+		}
+		ch.sid = arg
+		ch.attachments = nil
+		ch.printf("%sresumed session %s: replayed %d updates after seq %d (last seq %d)%s\n", faint, arg, res.Replayed, after, res.LastSeq, reset)
+	default:
+		ch.printf("unknown command %s; /help lists them\n", name)
+	}
+	return false
+}
