@@ -86,6 +86,7 @@ type InitializeResult struct {
 	ProtocolVersion int       `json:"protocolVersion"`
 	ServerVersion   string    `json:"serverVersion"`
 	ServerPID       int       `json:"serverPid"`
+	InstanceID      string    `json:"instanceId"` // random per daemon start: a restart changes it
 	Principal       Principal `json:"principal"`
 	Methods         []string  `json:"methods"`
 }

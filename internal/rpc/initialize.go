@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json/jsontext"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
@@ -33,6 +34,7 @@ type initializeResult struct {
 	ProtocolVersion int            `json:"protocolVersion"`
 	ServerVersion   string         `json:"serverVersion"`
 	ServerPID       int            `json:"serverPid"`
+	InstanceID      string         `json:"instanceId"`
 	Principal       auth.Principal `json:"principal"`
 	Methods         []string       `json:"methods"`
 }
@@ -85,7 +87,13 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 		ProtocolVersion: ProtocolVersion,
 		ServerVersion:   ServerVersion,
 		ServerPID:       s.pid,
+		InstanceID:      s.instanceID,
 		Principal:       principal,
 		Methods:         s.names,
 	}, nil
 }
+
+// newInstanceID makes the id of one daemon start (SPEC §18): a client that sees it
+// change across a reconnect knows the daemon restarted, and that turns running
+// before were interrupted rather than still streaming.
+func newInstanceID() string { return "inst_" + rand.Text() }

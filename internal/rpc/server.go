@@ -93,6 +93,8 @@ type Server struct {
 	uploads *upload.Stage[binding] // staged chunked uploads (files.go)
 	names   []string               // sorted method names, for initialize
 
+	instanceID string // random per Server, so per daemon start (initialize.go)
+
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
 	closed bool
@@ -140,6 +142,7 @@ func NewServer(cfg Config) *Server {
 		pid:     os.Getpid(),
 		conns:   make(map[*connState]struct{}),
 	}
+	s.instanceID = newInstanceID()
 	families := [][]methodRow{
 		{
 			{name: "initialize", handler: s.initialize, priority: true},
