@@ -29,8 +29,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 4 {
-		t.Fatalf("SchemaVersion() = %d, want 4", SchemaVersion())
+	if SchemaVersion() != 5 {
+		t.Fatalf("SchemaVersion() = %d, want 5", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {

@@ -104,3 +104,21 @@ CREATE TABLE update_runs (
 INSERT INTO update_runs (session_id, first_seq, last_seq, payload)
     SELECT session_id, seq, seq, payload FROM updates;
 DROP TABLE updates;
+
+-- +migration 5: operation ids of session/prompt (SPEC §18)
+-- The last MaxOperations operation ids each session was prompted with, with the turn
+-- each started, written in the transaction that begins the turn. The result columns
+-- are NULL while the turn runs; the turn's end (or its recovery after a crash) fills
+-- them in the transaction that ends it. A prompt repeating an id answers from here.
+CREATE TABLE operations (
+    session_id    TEXT    NOT NULL,
+    operation_id  TEXT    NOT NULL,
+    turn_id       TEXT    NOT NULL,
+    stop_reason   TEXT,
+    text          TEXT,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    PRIMARY KEY (session_id, operation_id),
+    FOREIGN KEY (session_id, turn_id) REFERENCES turns(session_id, turn_id) ON DELETE CASCADE
+) STRICT;
+CREATE INDEX operations_by_turn ON operations(session_id, turn_id);

@@ -23,6 +23,13 @@ var ErrTurnNotRunning = errors.New("store: turn is not running")
 // transaction, touches last_activity, and returns the checkpoint's id. ErrNotFound
 // when the session does not exist; an error when the turn id was used before.
 func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt provider.Message) (int64, error) {
+	return s.BeginTurnFor(ctx, sessionID, turnID, "", prompt)
+}
+
+// BeginTurnFor is BeginTurn for the turn that answers operationID (SPEC §18): the id
+// is kept with the turn in the same transaction, and the session's oldest ids beyond
+// MaxOperations are forgotten. An empty operationID is BeginTurn.
+func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message) (int64, error) {
 	msg, err := encodeMessage(prompt)
 	if err != nil {
 		return 0, err
@@ -48,6 +55,11 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt 
 		if _, err := tx.ExecContext(ctx, "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)",
 			sessionID, turnID, TurnRunning, now); err != nil {
 			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
+		}
+		if operationID != "" {
+			if err := insertOperation(ctx, tx, sessionID, operationID, turnID); err != nil {
+				return err
+			}
 		}
 		id, err = insertCheckpoint(ctx, tx, sessionID, turnID, msg)
 		return err
@@ -119,6 +131,10 @@ func turnState(ctx context.Context, tx *sql.Tx, sessionID, turnID string) (strin
 // and returns nil, so a caller may retry after an error. ErrNotFound when there is
 // no such turn.
 func (s *Store) EndTurn(ctx context.Context, sessionID, turnID string) error {
+	return s.endTurn(ctx, sessionID, turnID, nil)
+}
+
+func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnResult) error {
 	return s.write(ctx, OpEndTurn, func(tx *sql.Tx) error {
 		state, err := turnState(ctx, tx, sessionID, turnID)
 		if err != nil || state != TurnRunning {
@@ -126,6 +142,11 @@ func (s *Store) EndTurn(ctx context.Context, sessionID, turnID string) error {
 		}
 		if err := finishTurn(ctx, tx, sessionID, turnID, TurnComplete, nil); err != nil {
 			return err
+		}
+		if r != nil {
+			if err := setOperationResult(ctx, tx, sessionID, turnID, *r); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET last_activity = ? WHERE id = ?", ms(s.now()), sessionID); err != nil {
 			return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
@@ -230,7 +251,10 @@ func (s *Store) Recover(ctx context.Context, sessionID string) (int, error) {
 			}
 			marker := Row{Role: RoleMarker, Text: InterruptedText, TurnID: turnID, Interrupted: true}
 			finished = true
-			return finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker})
+			if err := finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker}); err != nil {
+				return err
+			}
+			return setOperationResult(ctx, tx, sessionID, turnID, InterruptedResult)
 		})
 		if err != nil {
 			return recovered, err

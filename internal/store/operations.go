@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// MaxOperations is how many operation ids a session keeps: older ones are forgotten
+// as new turns begin (SPEC §18).
+const MaxOperations = 256
+
+// TurnResult is what a turn answered its prompt with: enough to answer a repeat of
+// the prompt's operation id the same way, also after a restart.
+type TurnResult struct {
+	StopReason   string
+	Text         string
+	InputTokens  int
+	OutputTokens int
+}
+
+// Operation is an operation id of session/prompt and the turn it started. Result is
+// nil while the turn runs.
+type Operation struct {
+	TurnID string
+	Result *TurnResult
+}
+
+// Operation returns the turn that operationID started in the session: ErrNotFound
+// when the session never saw the id (or has forgotten it).
+func (s *Store) Operation(ctx context.Context, sessionID, operationID string) (Operation, error) {
+	var op Operation
+	var stop, text sql.NullString
+	var in, out sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT turn_id, stop_reason, text, input_tokens, output_tokens
+		FROM operations WHERE session_id = ? AND operation_id = ?`, sessionID, operationID).Scan(&op.TurnID, &stop, &text, &in, &out)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Operation{}, fmt.Errorf("%w: operation %q of session %s", ErrNotFound, operationID, sessionID)
+	}
+	if err != nil {
+		return Operation{}, fmt.Errorf("store: reading operation %q of %s: %w", operationID, sessionID, err)
+	}
+	if stop.Valid {
+		op.Result = &TurnResult{StopReason: stop.String, Text: text.String, InputTokens: int(in.Int64), OutputTokens: int(out.Int64)}
+	}
+	return op, nil
+}
+
+func insertOperation(ctx context.Context, tx *sql.Tx, sessionID, operationID, turnID string) error {
+	if _, err := tx.ExecContext(ctx, "INSERT INTO operations (session_id, operation_id, turn_id) VALUES (?, ?, ?)",
+		sessionID, operationID, turnID); err != nil {
+		return fmt.Errorf("store: recording operation %q of %s: %w", operationID, sessionID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM operations WHERE session_id = ?1 AND rowid NOT IN
+		(SELECT rowid FROM operations WHERE session_id = ?1 ORDER BY rowid DESC LIMIT ?2)`, sessionID, MaxOperations); err != nil {
+		return fmt.Errorf("store: forgetting old operations of %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// EndTurnWith is EndTurn that also records r as the answer of the operation id
+// that started the turn, if one did, in the same transaction.
+func (s *Store) EndTurnWith(ctx context.Context, sessionID, turnID string, r TurnResult) error {
+	return s.endTurn(ctx, sessionID, turnID, &r)
+}
+
+// InterruptedResult is the answer of an operation whose turn a crash interrupted
+// (recorded by Recover): the turn was stopped, by the daemon going away.
+var InterruptedResult = TurnResult{StopReason: "cancelled"}
+
+func setOperationResult(ctx context.Context, tx *sql.Tx, sessionID, turnID string, r TurnResult) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ?
+		WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL`,
+		r.StopReason, r.Text, r.InputTokens, r.OutputTokens, sessionID, turnID); err != nil {
+		return fmt.Errorf("store: recording the result of turn %s of %s: %w", turnID, sessionID, err)
+	}
+	return nil
+}
