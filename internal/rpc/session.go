@@ -120,7 +120,7 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 		return nil, err
 	}
 	sess.Attach(c) // whoever prompts sees the turn stream
-	return sess.Prompt(ctx, text)
+	return sess.Prompt(ctx, text, "")
 }
 
 type cancelResult struct {

@@ -43,6 +43,9 @@ type Session struct {
 	approvals  map[string]chan string // requestId -> decision
 	always     map[string]bool        // tools allowed for the rest of the session
 	closed     bool
+
+	opMu sync.Mutex            // held while an operation id is looked up and claimed
+	ops  map[string]*operation // claimed operation ids (operation.go)
 }
 
 type runningTurn struct {
@@ -52,7 +55,8 @@ type runningTurn struct {
 	begun   bool            // the store has the turn (BeginTurn succeeded); only the turn touches it
 	// promptStored: beginTurn stored the prompt, so the hook skips the first message.
 	promptStored bool
-	storageErr   error // the first write of the turn that failed (storage.go)
+	storageErr   error  // the first write of the turn that failed (storage.go)
+	op           string // the prompt's operation id, "" when none
 }
 
 // Why a turn was cancelled, for the log.
@@ -70,6 +74,7 @@ func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Sessi
 		subs:      make(map[Subscriber]*attachment),
 		approvals: make(map[string]chan string),
 		always:    make(map[string]bool),
+		ops:       make(map[string]*operation),
 	}
 }
 
@@ -140,19 +145,33 @@ type Usage struct {
 // Prompt runs one turn once the turns before it are done. It waits at most QueueWait
 // behind at most MaxQueued others. The turn runs on its own: if ctx ends (the
 // prompting connection closed) Prompt returns, and the turn goes on for the session's
-// other connections.
-func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error) {
+// other connections. A prompt repeating an operationID the session has seen runs no
+// turn: it answers with that turn's result, waiting while it runs (SPEC §18).
+func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptResult, error) {
+	finish := func(*PromptResult) {}
+	if operationID != "" {
+		op, answered, err := s.claimOperation(ctx, operationID)
+		if err != nil {
+			return PromptResult{}, err
+		}
+		if answered != nil {
+			return *answered, nil
+		}
+		finish = func(r *PromptResult) { s.finishOperation(operationID, op, r) }
+	}
 	if err := s.enqueue(ctx); err != nil {
+		finish(nil)
 		return PromptResult{}, err
 	}
 	turnCtx, cancel := context.WithCancelCause(s.mgr.life)
 	// What the turn owes storage is written even once the turn is cancelled.
-	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx)}
+	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx), op: operationID}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		cancel(errSessionClosed)
 		<-s.slot
+		finish(nil)
 		return PromptResult{}, errNotFound(s.ID)
 	}
 	s.turn = t
@@ -163,6 +182,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 		s.mu.Unlock()
 		cancel(err)
 		<-s.slot
+		finish(nil)
 		return PromptResult{}, err
 	}
 	s.mu.Lock()
@@ -182,7 +202,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t},
 		})
-		storageErr := s.commitTurn(t)
+		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
 		if storageErr == nil { // else repair reloads the context from the store
 			s.context = out.Context
@@ -196,10 +216,12 @@ func (s *Session) Prompt(ctx context.Context, text string) (PromptResult, error)
 		}
 		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
 			"cause", context.Cause(turnCtx))
-		result <- PromptResult{
+		res := PromptResult{
 			SessionID: s.ID, TurnID: t.id, StopReason: out.StopReason, Text: out.Text,
 			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
 		}
+		finish(&res)
+		result <- res
 	}()
 	select {
 	case r := <-result:

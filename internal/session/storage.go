@@ -39,7 +39,7 @@ func (s *Session) beginTurn(t *runningTurn, text string) error {
 	if err := s.repair(t.storage); err != nil {
 		return err
 	}
-	id, err := s.mgr.st.BeginTurn(t.storage, s.ID, t.id, provider.Message{Role: provider.RoleUser, Text: text})
+	id, err := s.mgr.st.BeginTurnFor(t.storage, s.ID, t.id, t.op, provider.Message{Role: provider.RoleUser, Text: text})
 	if err != nil {
 		s.mgr.log.Error("storing the prompt failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
 		return errStorage(err)
@@ -72,12 +72,16 @@ func (t *runningTurn) failStorage(err error) {
 	}
 }
 
-// commitTurn ends the turn in the store (EndTurn), or, when a write of the turn
-// failed, finishes it as interrupted. It returns the turn's storage failure, nil
-// when everything it owed was stored. It runs holding the turn slot.
-func (s *Session) commitTurn(t *runningTurn) error {
+// commitTurn ends the turn in the store (EndTurnWith, with its outcome as the answer
+// of its operation id), or, when a write of the turn failed, finishes it as
+// interrupted. It returns the turn's storage failure, nil when everything it owed
+// was stored. It runs holding the turn slot.
+func (s *Session) commitTurn(t *runningTurn, out agent.Outcome) error {
 	if t.storageErr == nil {
-		err := s.mgr.st.EndTurn(t.storage, s.ID, t.id)
+		err := s.mgr.st.EndTurnWith(t.storage, s.ID, t.id, store.TurnResult{
+			StopReason: out.StopReason, Text: out.Text,
+			InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
+		})
 		if err == nil || s.deleted(err) {
 			return nil
 		}
