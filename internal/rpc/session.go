@@ -3,7 +3,9 @@ package rpc
 import (
 	"context"
 	"encoding/json/jsontext"
+	"fmt"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"unicode/utf8"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
@@ -98,7 +100,11 @@ type promptParams struct {
 	SessionID   string          `json:"sessionId"`
 	Prompt      *string         `json:"prompt"`
 	Attachments []attachmentRef `json:"attachments"` // files.go
+	OperationID *string         `json:"operationId"`
 }
+
+// maxOperationID is the longest operationId, in characters (SPEC §18).
+const maxOperationID = 128
 
 func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p promptParams
@@ -112,6 +118,15 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 	if p.Prompt == nil {
 		return nil, missing("prompt")
 	}
+	operationID := ""
+	if p.OperationID != nil {
+		if n := utf8.RuneCountInString(*p.OperationID); n < 1 || n > maxOperationID {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+				fmt.Sprintf("invalid params: operationId must be 1 to %d characters, not %d", maxOperationID, n),
+				map[string]any{"param": "operationId"})
+		}
+		operationID = *p.OperationID
+	}
 	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
 		return nil, agentForbidden(sess.Agent.Alias)
 	}
@@ -120,7 +135,7 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 		return nil, err
 	}
 	sess.Attach(c) // whoever prompts sees the turn stream
-	return sess.Prompt(ctx, text, "")
+	return sess.Prompt(ctx, text, operationID)
 }
 
 type cancelResult struct {
