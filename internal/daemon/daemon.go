@@ -67,11 +67,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	manager := newNotifier(getenv, log)
 	addr := endpoint.Address(dirs, getenv)
-	ln, err := endpoint.Listen(addr)
+	ln, err := listen(addr, log)
 	if err != nil {
 		return err
 	}
+	addr = ln.Path() // an inherited socket's own path
 	// After Listen: holding the endpoint's lock, this daemon alone writes the data dir.
 	// A pairing write a crash interrupted may have left its temporary file (SPEC §16).
 	if removed, err := pairings.RemoveTemp(); err != nil {
@@ -159,9 +161,11 @@ func Run(ctx context.Context, opts Options) error {
 		defer close(accepting)
 		acceptLoop(ctx, ln, srv, log)
 	}()
+	manager.notify("READY=1")
 
 	<-ctx.Done()
 	log.Info("shutting down")
+	manager.notify("STOPPING=1")
 	// Stop accepting first, then end the connections, then remove the socket: the
 	// listener's Close removes it only while the path still holds our own inode.
 	closeErr := ln.Close()
