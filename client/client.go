@@ -29,10 +29,11 @@ type options struct {
 	elicit       ElicitationHandler
 	onUpdate     func(Update)
 	chunkTimeout time.Duration
-	queueFrames  int    // WithUpdateQueue; 0: DefaultQueueFrames
-	queueBytes   int    // WithUpdateQueue; 0: DefaultQueueBytes
-	token        string // WithToken
-	fingerprint  string // WithFingerprint: lowercase hex, no colons
+	queueFrames  int        // WithUpdateQueue; 0: DefaultQueueFrames
+	queueBytes   int        // WithUpdateQueue; 0: DefaultQueueBytes
+	reconnect    *Reconnect // WithReconnect
+	token        string     // WithToken
+	fingerprint  string     // WithFingerprint: lowercase hex, no colons
 }
 
 // WithAutoStart makes Dial start `zeroclaw daemon --ephemeral` when no daemon answers
@@ -61,23 +62,27 @@ func WithUpdateQueue(frames, bytes int) Option {
 	return func(o *options) { o.queueFrames, o.queueBytes = frames, bytes }
 }
 
-// Client is one connection to the daemon. Its methods are safe for concurrent use.
+// Client is one connection to the daemon; with WithReconnect, one connection at a
+// time, for as long as the client lives. Its methods are safe for concurrent use.
 type Client struct {
-	conn     *jsonrpc.Conn
 	endpoint string
 	opts     options
-	started  *startedDaemon // nil unless Dial started the daemon
-	runDone  chan struct{}
+	dirs     endpoint.Dirs // where an auto-started daemon's log goes
 	queue    *updateQueue
-	// framerDone, when set, is closed once the framer has finished closing (a
-	// WebSocket's closing handshake runs in the background).
-	framerDone <-chan struct{}
+	quit     chan struct{} // closed by Close
+	done     chan struct{} // closed when the client is over (Done)
+	quitOnce sync.Once
+	doneOnce sync.Once
 
 	mu      sync.Mutex
+	cur     *link          // the connection calls go to; nil while reconnecting
+	ready   chan struct{}  // closed when cur is set again after a loss
+	started *startedDaemon // the daemon Dial (or a reconnect) started; nil if none
 	elicit  ElicitationHandler
 	global  func(Update)
 	prompts map[string]*promptSub // by session id: the callback of the prompt in flight
 	lastSeq map[string]uint64
+	resume  resumeState // reconnect.go
 }
 
 type promptSub struct {
@@ -134,7 +139,10 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	return newClient(jsonrpc.NewNDJSON(nc), addr, o, started), nil
+	c := newClient(addr, o, started)
+	c.dirs = dirs
+	c.install(c.newLink(jsonrpc.NewNDJSON(nc), nil))
+	return c, nil
 }
 
 // noDaemon reports whether a dial error means that nothing serves the endpoint.
@@ -142,31 +150,85 @@ func noDaemon(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-func newClient(f jsonrpc.Framer, addr string, o options, started *startedDaemon) *Client {
+func newClient(addr string, o options, started *startedDaemon) *Client {
 	c := &Client{
 		endpoint: addr,
 		opts:     o,
 		started:  started,
-		runDone:  make(chan struct{}),
 		queue:    newUpdateQueue(o.queueFrames, o.queueBytes),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		ready:    make(chan struct{}),
 		elicit:   o.elicit,
 		global:   o.onUpdate,
 		prompts:  make(map[string]*promptSub),
 		lastSeq:  make(map[string]uint64),
 	}
-	c.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
+	go c.queue.run(c.dispatch)
+	return c
+}
+
+// link is one connection of a Client.
+type link struct {
+	conn *jsonrpc.Conn
+	done chan struct{} // closed once conn.Run has returned
+	// framerDone, when set, is closed once the framer has finished closing (a
+	// WebSocket's closing handshake runs in the background).
+	framerDone <-chan struct{}
+}
+
+// newLink starts serving a connection; when it ends, lost decides what next.
+func (c *Client) newLink(f jsonrpc.Framer, framerDone <-chan struct{}) *link {
+	l := &link{done: make(chan struct{}), framerDone: framerDone}
+	l.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
 		// session/update is served on the reader, so updates keep the daemon's order and
 		// are queued before the answer that follows them is read (see Prompt).
 		Inline: func(r *jsonrpc.Request) bool { return r.Method == "session/update" },
-		Logger: o.logger,
+		Logger: c.opts.logger,
 	})
 	go func() {
-		defer close(c.runDone)
-		c.conn.Run()
-		c.queue.close()
+		l.conn.Run()
+		next := c.lost(l)
+		close(l.done)
+		next()
 	}()
-	go c.queue.run(c.dispatch)
-	return c
+	return l
+}
+
+// install makes l the connection calls go to.
+func (c *Client) install(l *link) {
+	c.mu.Lock()
+	c.cur = l
+	close(c.ready)
+	c.mu.Unlock()
+}
+
+// current returns the connection to call on, waiting while the client reconnects.
+func (c *Client) current(ctx context.Context) (*link, error) {
+	for {
+		c.mu.Lock()
+		l, ready := c.cur, c.ready
+		c.mu.Unlock()
+		if l != nil {
+			return l, nil
+		}
+		select {
+		case <-ready:
+		case <-c.done:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// finish ends the client: no connection, no reconnecting; queued updates are still
+// delivered.
+func (c *Client) finish() {
+	c.doneOnce.Do(func() {
+		c.queue.close()
+		close(c.done)
+	})
 }
 
 // Endpoint returns the endpoint the client is connected to.
@@ -174,26 +236,37 @@ func (c *Client) Endpoint() string { return c.endpoint }
 
 // StartedDaemon reports whether Dial started the daemon (WithAutoStart), and its pid.
 func (c *Client) StartedDaemon() (pid int, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.started == nil {
 		return 0, false
 	}
 	return c.started.pid, true
 }
 
-// Close closes the connection. Calls in flight fail with ErrClosed. An ephemeral
-// daemon started by Dial exits about a second after its last client leaves.
+// Close closes the connection (and stops reconnecting). Calls in flight fail with
+// ErrClosed. An ephemeral daemon started by Dial exits about a second after its
+// last client leaves.
 func (c *Client) Close() error {
-	c.conn.Close()
-	<-c.runDone
+	c.quitOnce.Do(func() { close(c.quit) })
+	c.mu.Lock()
+	l := c.cur
+	c.mu.Unlock()
+	if l != nil {
+		l.conn.Close()
+		<-l.done
+	}
+	<-c.done
 	c.queue.wait()
-	if c.framerDone != nil {
-		<-c.framerDone
+	if l != nil && l.framerDone != nil {
+		<-l.framerDone
 	}
 	return nil
 }
 
-// Done is closed when the connection ends (the daemon went away, or Close).
-func (c *Client) Done() <-chan struct{} { return c.runDone }
+// Done is closed when the client is over: Close, or the connection ended and the
+// client does not reconnect (no WithReconnect, or it gave up).
+func (c *Client) Done() <-chan struct{} { return c.done }
 
 // Call sends one request and decodes its result into result (when non-nil). params
 // is anything encoding/json/v2 marshals (a jsontext.Value goes as is); nil means {}.
@@ -202,7 +275,11 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	if params == nil {
 		params = jsontext.Value("{}")
 	}
-	return convert(c.conn.Call(ctx, method, params, result))
+	l, err := c.current(ctx)
+	if err != nil {
+		return err
+	}
+	return convert(l.conn.Call(ctx, method, params, result))
 }
 
 // SetElicitationHandler sets who answers the daemon's elicitation/create requests
@@ -276,7 +353,15 @@ func (c *Client) dispatch(u Update) {
 	if p := c.prompts[u.SessionID]; p != nil {
 		fn = p.fn
 	}
+	cancel := c.pendingCancel(u)
 	c.mu.Unlock()
+	if cancel { // asked for while disconnected, before this turn ran (reconnect.go)
+		go func() {
+			ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+			defer stop()
+			c.Cancel(ctx, u.SessionID)
+		}()
+	}
 	if fn != nil {
 		fn(u)
 	}

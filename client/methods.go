@@ -7,6 +7,15 @@ import (
 // Initialize performs the handshake (protocol version 1). It declares form
 // elicitation when an elicitation handler is set. Call it first; it may be repeated.
 func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
+	var r InitializeResult
+	if err := c.Call(ctx, "initialize", c.initializeParams(), &r); err != nil {
+		return nil, err
+	}
+	c.initialized(&r)
+	return &r, nil
+}
+
+func (c *Client) initializeParams() map[string]any {
 	params := map[string]any{
 		"protocolVersion": 1,
 		"clientInfo":      map[string]string{"name": c.opts.clientName, "version": c.opts.clientVer},
@@ -19,11 +28,7 @@ func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
 		params["clientCapabilities"] = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
 	}
 	c.mu.Unlock()
-	var r InitializeResult
-	if err := c.Call(ctx, "initialize", params, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return params
 }
 
 // Status returns the daemon's status and the live sessions the caller may see.
@@ -42,6 +47,7 @@ func (c *Client) NewSession(ctx context.Context, p NewSessionParams) (*Session, 
 	if err := c.Call(ctx, "session/new", p, &r); err != nil {
 		return nil, err
 	}
+	c.follow(r.SessionID, true)
 	return &r, nil
 }
 
@@ -61,6 +67,7 @@ func (c *Client) Attach(ctx context.Context, sessionID string, afterSeq uint64, 
 	if err != nil {
 		return nil, err
 	}
+	c.follow(sessionID, true)
 	if lagged != nil {
 		return &r, lagged
 	}
@@ -76,30 +83,44 @@ func (c *Client) Attach(ctx context.Context, sessionID string, afterSeq uint64, 
 // markers are appended to the prompt. A turn that stopped (cancelled, max_steps,
 // error) is not an error: see PromptResult.StopReason. Ending ctx stops waiting but
 // does not cancel the turn: use Cancel for that.
+//
+// Every prompt carries an operationId of its own: with WithReconnect, a prompt whose
+// connection drops is sent again with it once connected again, and answered with the
+// one turn it started (PromptResult.Restarted says when the daemon restarted meanwhile).
 func (c *Client) Prompt(ctx context.Context, sessionID, text string, attachments []FileEntry, onUpdate func(Update)) (*PromptResult, error) {
 	defer c.subscribe(sessionID, onUpdate)()
-	params := map[string]any{"sessionId": sessionID, "prompt": text}
+	params := map[string]any{"sessionId": sessionID, "prompt": text, "operationId": newOperationID()}
 	if len(attachments) > 0 {
 		params["attachments"] = attachments
 	}
+	since := c.promptBegins(sessionID)
 	var r PromptResult
-	err := c.Call(ctx, "session/prompt", params, &r)
+	err := c.callAgain(ctx, "session/prompt", params, &r, nil)
 	lagged := c.settle(ctx, sessionID)
+	restarted := c.promptEnds(sessionID, since)
 	if err != nil {
 		return nil, err
 	}
+	r.Restarted = restarted
 	if lagged != nil {
 		return &r, lagged // the turn's result, and the updates it could not deliver
 	}
 	return &r, nil
 }
 
-// Cancel stops the session's running turn; it reports false when no turn ran.
+// Cancel stops the session's running turn; it reports false when no turn ran. With
+// WithReconnect, a cancel asked for while the client reconnects is not lost: it is
+// sent once connected again (and, when no turn ran by then, to the turn the re-sent
+// prompt starts).
 func (c *Client) Cancel(ctx context.Context, sessionID string) (bool, error) {
 	var r struct {
 		Cancelled bool `json:"cancelled"`
 	}
-	err := c.Call(ctx, "session/cancel", map[string]any{"sessionId": sessionID}, &r)
+	c.wantCancel(sessionID)
+	err := c.callAgain(ctx, "session/cancel", map[string]any{"sessionId": sessionID}, &r, func() { c.wantCancel(sessionID) })
+	if err == nil {
+		c.cancelAnswered(sessionID, r.Cancelled)
+	}
 	return r.Cancelled, err
 }
 
@@ -137,5 +158,6 @@ func (c *Client) ListSessions(ctx context.Context, limit int, cursor string) ([]
 
 // CloseSession ends the live session; its history stays resumable.
 func (c *Client) CloseSession(ctx context.Context, sessionID string) error {
+	c.follow(sessionID, false)
 	return c.Call(ctx, "session/close", map[string]any{"sessionId": sessionID}, nil)
 }

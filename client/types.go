@@ -143,6 +143,10 @@ type PromptResult struct {
 	StopReason string `json:"stopReason"` // end_turn, cancelled, max_steps, error
 	Text       string `json:"text"`
 	Usage      Usage  `json:"usage"`
+	// Restarted (WithReconnect): the daemon restarted while the prompt waited for
+	// its answer; the answer is what the new start recovered of the turn
+	// (stopReason "cancelled" for a turn the restart interrupted).
+	Restarted bool `json:"-"`
 }
 
 // AttachResult is the result of session/attach.

@@ -69,7 +69,8 @@ func TestUploadResendsAChunkWhoseAnswerWasLost(t *testing.T) {
 	srv := jsonrpc.NewConn(jsonrpc.NewNDJSON(srvSide), f, jsonrpc.Options{})
 	go srv.Run()
 	defer srv.Close()
-	c := newClient(jsonrpc.NewNDJSON(cliSide), "pipe", options{chunkTimeout: 200 * time.Millisecond, logger: nopLogger()}, nil)
+	c := newClient("pipe", options{chunkTimeout: 200 * time.Millisecond, logger: nopLogger()}, nil)
+	c.install(c.newLink(jsonrpc.NewNDJSON(cliSide), nil))
 	defer c.Close()
 
 	path := filepath.Join(t.TempDir(), "f.txt")

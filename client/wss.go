@@ -30,6 +30,17 @@ func WithFingerprint(fingerprint string) Option {
 
 // dialWSS opens a WebSocket to a daemon's wss:// endpoint.
 func dialWSS(ctx context.Context, addr string, o options) (*Client, error) {
+	f, err := wssFramer(ctx, addr, o)
+	if err != nil {
+		return nil, err
+	}
+	c := newClient(addr, o, nil)
+	c.install(c.newLink(f, f.Done()))
+	return c, nil
+}
+
+// wssFramer opens a WebSocket to addr and frames it.
+func wssFramer(ctx context.Context, addr string, o options) (*wss.Framer, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if pin := o.fingerprint; pin != "" {
 		// The pin replaces the chain: a self-signed certificate has none, and a pinned
@@ -55,8 +66,5 @@ func dialWSS(ctx context.Context, addr string, o options) (*Client, error) {
 		}
 		return nil, fmt.Errorf("connecting to the daemon at %s: %w", addr, err)
 	}
-	f := wss.NewFramer(ws)
-	c := newClient(f, addr, o, nil)
-	c.framerDone = f.Done()
-	return c, nil
+	return wss.NewFramer(ws), nil
 }

@@ -1,0 +1,226 @@
+//go:build unix
+
+package client
+
+import (
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// proxy stands between a client and the daemon, so that a test can drop the
+// connection while the daemon (and its turn) goes on, and refuse new ones for a
+// while.
+type proxy struct {
+	addr   string
+	ln     net.Listener
+	target string
+
+	mu     sync.Mutex
+	conns  []net.Conn
+	refuse bool
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	p := &proxy{addr: filepath.Join(dir, "p.sock"), target: target}
+	if p.ln, err = net.Listen("unix", p.addr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.ln.Close(); p.drop() })
+	go p.serve()
+	return p
+}
+
+func (p *proxy) serve() {
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := p.refuse
+		p.mu.Unlock()
+		if refuse {
+			in.Close()
+			continue
+		}
+		out, err := net.Dial("unix", p.target)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, in, out)
+		p.mu.Unlock()
+		go func() { io.Copy(out, in); out.Close() }()
+		go func() { io.Copy(in, out); in.Close() }()
+	}
+}
+
+// drop closes every proxied connection.
+func (p *proxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) refusing(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	p.mu.Unlock()
+}
+
+// events collects connection events in a channel.
+func events() (chan ConnectionEvent, Option) {
+	ch := make(chan ConnectionEvent, 16)
+	return ch, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) { ch <- e }})
+}
+
+func expectEvent(t *testing.T, ch chan ConnectionEvent, kind string) ConnectionEvent {
+	t.Helper()
+	select {
+	case e := <-ch:
+		if e.Kind != kind {
+			t.Fatalf("event %+v, want %s", e, kind)
+		}
+		return e
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s event", kind)
+	}
+	return ConnectionEvent{}
+}
+
+func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {
+	p := newProxy(t, sharedSocket)
+	evs, opt := events()
+	c, sid := connect(t, p.addr, opt)
+	ctx := ctxFor(t)
+	asked := make(chan Update, 1)
+	var rec recorder
+	done := make(chan *PromptResult, 1)
+	go func() {
+		r, err := c.Prompt(ctx, sid, "/tool shell {\"command\":\"echo once\"}\nafter the drop", nil, func(u Update) {
+			rec.add(u)
+			if u.Type == ApprovalRequest {
+				asked <- u
+			}
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	approval := <-asked
+	p.drop() // the turn waits for its approval in the daemon meanwhile
+	if e := expectEvent(t, evs, ConnectionLost); !e.InFlight {
+		t.Fatalf("lost: %+v", e)
+	}
+	if e := expectEvent(t, evs, Reconnected); e.Restarted {
+		t.Fatalf("reconnected to the same daemon start, but: %+v", e)
+	}
+	if ok, err := c.Approve(ctx, sid, approval.RequestID, AllowOnce); err != nil || !ok {
+		t.Fatalf("Approve after the reconnect = %v, %v", ok, err)
+	}
+	r := <-done
+	if r == nil || r.StopReason != StopEndTurn || r.Restarted || !strings.Contains(r.Text, "shell -> once") {
+		t.Fatalf("result %+v", r)
+	}
+	var last uint64
+	counts := map[string]int{}
+	for _, u := range rec.all() {
+		if u.Seq <= last {
+			t.Fatalf("update seq %d after %d: shown twice or out of order", u.Seq, last)
+		}
+		last = u.Seq
+		counts[u.Type]++
+	}
+	if counts[ApprovalRequest] != 1 || counts[ToolResult] != 1 || counts[ToolCall] != 1 {
+		t.Fatalf("updates by type %v", counts)
+	}
+	var msgs struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if err := c.Call(ctx, "session/messages", map[string]any{"sessionId": sid}, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, m := range msgs.Messages {
+		if m.Role == "user" {
+			users++
+		}
+	}
+	if users != 1 {
+		t.Fatalf("%d turns in the transcript, want 1", users)
+	}
+}
+
+func TestACancelAskedForWhileReconnectingCancelsTheTurnOnceConnected(t *testing.T) {
+	p := newProxy(t, sharedSocket)
+	evs, opt := events()
+	c, sid := connect(t, p.addr, opt)
+	ctx := ctxFor(t)
+	running := make(chan struct{}, 1)
+	done := make(chan *PromptResult, 1)
+	go func() {
+		r, err := c.Prompt(ctx, sid, `/tool shell {"command":"sleep 30"}`, nil, func(u Update) {
+			switch u.Type {
+			case ApprovalRequest:
+				c.Approve(ctx, sid, u.RequestID, AllowOnce)
+			case ToolCall:
+				running <- struct{}{}
+			}
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	<-running
+	p.refusing(true)
+	p.drop()
+	expectEvent(t, evs, ConnectionLost)
+	cancelled := make(chan bool, 1)
+	go func() {
+		ok, err := c.Cancel(ctx, sid) // waits for the connection
+		if err != nil {
+			t.Error(err)
+		}
+		cancelled <- ok
+	}()
+	// The cancel is kept for the next connection (the client is still refused).
+	for deadline := time.Now().Add(30 * time.Second); !c.cancelPending(sid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancel was not kept while reconnecting")
+		}
+	}
+	p.refusing(false)
+	expectEvent(t, evs, Reconnected)
+	if ok := <-cancelled; !ok {
+		t.Fatal("the cancel asked for while reconnecting found no turn")
+	}
+	if r := <-done; r == nil || r.StopReason != StopCancelled {
+		t.Fatalf("result %+v, want cancelled", r)
+	}
+}
+
+func (c *Client) cancelPending(sid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resume.cancel[sid]
+}
