@@ -78,10 +78,13 @@ func Run(o Options) (int, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ch := &chat{out: o.Stdout, errOut: o.Stderr, dataDir: dirs.DataDir}
+	ch := &chat{out: o.Stdout, errOut: o.Stderr, dataDir: dirs.DataDir, interactiveMode: interactive}
 	if interactive {
 		opts = append(opts, client.WithElicitationHandler(ch.elicit))
 	}
+	// A lost connection is not the end of a chat: the client reconnects, and a turn
+	// in flight goes on (or ends as the restarted daemon recovered it).
+	opts = append(opts, client.WithReconnect(client.Reconnect{Notify: ch.connection}))
 	c, err := client.Dial(ctx, addr, append(opts, client.WithClientInfo("zeroclaw-chat", version.Version))...)
 	if err != nil {
 		return 0, err
@@ -113,6 +116,8 @@ type chat struct {
 	out     io.Writer
 	errOut  io.Writer
 	dataDir string
+
+	interactiveMode bool
 
 	// Interactive only.
 	line        *liner.State
@@ -193,4 +198,38 @@ func (ch *chat) once(prompt string, asJSON bool) (int, error) {
 func jsonLine(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	return append(b, '\n'), err
+}
+
+// connection tells the user, in one line each, that the connection was lost, that
+// it is back, and whether the daemon restarted meanwhile.
+func (ch *chat) connection(e client.ConnectionEvent) {
+	var msg string
+	switch e.Kind {
+	case client.ConnectionLost:
+		msg = "connection to the daemon lost; reconnecting…"
+		if e.InFlight {
+			msg += " (Ctrl-C still cancels the turn)"
+		}
+	case client.Reconnected:
+		switch {
+		case e.Restarted && e.InFlight:
+			msg = "daemon restarted; session recovered, last turn interrupted"
+		case e.Restarted:
+			msg = "daemon restarted; session recovered"
+		case e.InFlight:
+			msg = "reconnected; the turn goes on"
+		default:
+			msg = "reconnected"
+		}
+	case client.GaveUp:
+		msg = fmt.Sprintf("could not reconnect to the daemon: %v", e.Err)
+	default:
+		return
+	}
+	if !ch.interactiveMode {
+		fmt.Fprintln(ch.errOut, "zeroclaw: "+msg)
+		return
+	}
+	ch.endLine()
+	ch.printf("%s%s%s\n", faint, msg, reset)
 }

@@ -151,6 +151,8 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 			case a.err != nil:
 				ch.printf("error: %v\n", a.err)
 			case a.r.StopReason == client.StopEndTurn:
+			case a.r.Restarted && a.r.StopReason == client.StopCancelled:
+				// the restart interrupted it: the reconnect line said so
 			case a.r.StopReason == client.StopError:
 				ch.printf("%s[error: %s]%s\n", bold, a.r.Text, reset)
 			default:
