@@ -29,7 +29,10 @@ a = always for this tool in this session, n = reject); questions of the ask_user
 show their choices as a numbered menu. Ctrl-C or /cancel (typed while the reply
 streams) cancels the running turn; other lines typed meanwhile run after it; a second
 Ctrl-C leaves. Commands: /attach FILE, /cancel, /sessions, /resume ID, /help, /quit.
-History is kept in <data dir>/chat_history.
+History is kept in <data dir>/chat_history. When the connection drops, chat
+reconnects (starting its ephemeral daemon again if it had started one), and a turn
+that was running goes on; one line says whether the daemon restarted meanwhile
+("daemon restarted; session recovered, last turn interrupted").
 
 Without a terminal on stdin: reads one prompt (all of stdin), prints the reply and
 exits with a status that says how the turn ended: 0 end_turn, 2 error, 3 cancelled,
