@@ -140,7 +140,11 @@ func TestChatStartsItsEphemeralDaemonAgainAfterKill9(t *testing.T) {
 		t.Fatalf("status: %v %s", err, out)
 	}
 	pid := int(st["pid"].(float64))
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor("daemon restarted; session recovered, last turn interrupted", 1)
