@@ -183,9 +183,15 @@ type pty struct {
 
 func startPTY(t *testing.T, h string, args ...string) *pty {
 	t.Helper()
+	return startPTYWith(t, h, nil, args...)
+}
+
+// startPTYWith is startPTY with more environment variables.
+func startPTYWith(t *testing.T, h string, env []string, args ...string) *pty {
+	t.Helper()
 	line := "exec " + binary + " chat " + strings.Join(args, " ")
 	c := exec.Command("script", "-qfec", line, "/dev/null")
-	c.Env = append(command(h).Env, "TERM=dumb", "SHELL=/bin/bash")
+	c.Env = append(append(command(h).Env, "TERM=dumb", "SHELL=/bin/bash"), env...)
 	stdin, err := c.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
