@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json/v2"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,7 +41,8 @@ func TestChatReconnectsAfterKill9MidTurnAndShowsTheRecoveredTurnOnce(t *testing.
 		t.Fatalf("chat exit: %v", err)
 	}
 	out := p.out.String()
-	if strings.Count(out, "partial words") != 1 || strings.Count(out, "daemon restarted") != 1 || strings.Contains(out, "error:") {
+	if strings.Count(out, "partial words") != 1 || strings.Count(out, "daemon restarted") != 1 || strings.Contains(out, "error:") ||
+		strings.Contains(out, "[cancelled]") { // the restart line said it: no second word for the recovered end
 		t.Fatalf("terminal:\n%s", out)
 	}
 	d = startDaemon(t, h, nil)
@@ -170,5 +174,96 @@ func TestChatStartsItsEphemeralDaemonAgainAfterKill9(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the restarted ephemeral daemon still serves after chat left")
 		}
+	}
+}
+
+// socketProxy forwards connections from its own socket to the daemon's, so that a
+// test can cut chat's connection while the daemon and its turn go on, and refuse
+// new connections for a while.
+type socketProxy struct {
+	path   string
+	ln     net.Listener
+	target string
+
+	mu     sync.Mutex
+	conns  []net.Conn
+	refuse bool
+}
+
+func newSocketProxy(t *testing.T, target string) *socketProxy {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zcx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &socketProxy{path: filepath.Join(dir, "p.sock"), target: target}
+	if p.ln, err = net.Listen("unix", p.path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.ln.Close(); p.cut(); os.RemoveAll(dir) })
+	go func() {
+		for {
+			in, err := p.ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			refuse := p.refuse
+			p.mu.Unlock()
+			out, err := net.Dial("unix", p.target)
+			if refuse || err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *socketProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *socketProxy) refusing(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	p.mu.Unlock()
+}
+
+func TestChatCtrlCDuringAReconnectCancelsTheTurnOnceConnected(t *testing.T) {
+	h := home(t)
+	writeConfig(t, h, "[agents.default]\nautonomy = \"full\"\n")
+	d := startDaemon(t, h, nil)
+	proxy := newSocketProxy(t, d.socket)
+	p := startPTYWith(t, h, []string{"ZEROCLAW_SOCKET=" + proxy.path})
+	p.waitFor("connected to", 1)
+	p.typeLine(`/tool shell {"command":"sleep 30"}`)
+	p.waitFor("⚙ shell", 1)
+	proxy.refusing(true)
+	proxy.cut() // the daemon and its turn go on
+	p.waitFor("connection to the daemon lost; reconnecting… (Ctrl-C still cancels the turn)", 1)
+	io.WriteString(p.stdin, "\x03")
+	p.waitFor("^C cancelling", 1)
+	proxy.refusing(false)
+	p.waitFor("reconnected; the turn goes on", 1)
+	p.waitFor("[cancelled]", 1)
+	p.typeLine("after")
+	p.waitFor("echo: after", 1)
+	p.typeLine("/quit")
+	if err := p.exit(); err != nil {
+		t.Fatalf("chat exit: %v", err)
+	}
+	if strings.Count(p.out.String(), "⚙ shell") != 1 {
+		t.Fatalf("the tool call was shown more than once:\n%s", p.out.String())
 	}
 }
