@@ -104,7 +104,8 @@ func (c *Client) promptBegins(sessionID string) uint64 {
 	return c.resume.restarts
 }
 
-// promptEnds reports whether the daemon restarted since promptBegins returned since.
+// promptEnds ends what promptBegins counted and reports whether the daemon restarted
+// since then (since is what promptBegins returned).
 func (c *Client) promptEnds(sessionID string, since uint64) (restarted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
