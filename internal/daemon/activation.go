@@ -16,6 +16,13 @@ func listen(addr string, log *slog.Logger) (*endpoint.Listener, error) {
 	}
 	if ln != nil {
 		log.Info("socket activation: serving the inherited socket", "endpoint", ln.Path())
+		// The service manager made the socket; its unit decides the mode (SPEC §1
+		// wants 0600). Say so when it lets others in: the peer's uid still decides
+		// who they are, but the daemon cannot make the socket private itself.
+		if fi, err := os.Stat(ln.Path()); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("the inherited socket is reachable by other users; set SocketMode=0600 in the socket unit",
+				"endpoint", ln.Path(), "mode", fi.Mode().Perm().String())
+		}
 		return ln, nil
 	}
 	return endpoint.Listen(addr)
