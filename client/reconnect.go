@@ -194,13 +194,19 @@ func (c *Client) lost(l *link) func() {
 	c.resume.init()
 	clear(c.resume.liveAfter)
 	inFlight := len(c.resume.inFlight) > 0
+	finish := func() {
+		if l.framerDone != nil { // the client is over once its WebSocket has closed
+			<-l.framerDone
+		}
+		c.finish()
+	}
 	select {
 	case <-c.quit:
-		return c.finish
+		return finish
 	default:
 	}
 	if c.opts.reconnect == nil {
-		return c.finish
+		return finish
 	}
 	return func() { c.reconnect(inFlight) }
 }
