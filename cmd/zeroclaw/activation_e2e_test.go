@@ -310,3 +310,25 @@ func TestListenPIDOfAnotherProcessIsIgnoredAndTheDaemonBindsAsUsual(t *testing.T
 		t.Fatalf("the ignored socket: %v", err)
 	}
 }
+
+// TestTheSystemdUnitsVerify runs `systemd-analyze verify` on the unit pair of
+// docs/systemd (ExecStart pointed at the test's binary, which must exist): an
+// unknown key or a bad value is a warning there, and a failure here.
+func TestTheSystemdUnitsVerify(t *testing.T) {
+	dir := t.TempDir()
+	for _, unit := range []string{"zeroclaw.socket", "zeroclaw.service"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", "systemd", unit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(b), "ExecStart=%h/.local/bin/zeroclaw ", "ExecStart="+binary+" ")
+		if err := os.WriteFile(filepath.Join(dir, unit), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("systemd-analyze", "verify", filepath.Join(dir, "zeroclaw.socket"), filepath.Join(dir, "zeroclaw.service"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) != 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
