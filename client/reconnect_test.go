@@ -224,3 +224,26 @@ func (c *Client) cancelPending(sid string) bool {
 	defer c.mu.Unlock()
 	return c.resume.cancel[sid]
 }
+
+func TestAClientThatCannotReconnectGivesUpAndIsOver(t *testing.T) {
+	p := newProxy(t, sharedSocket)
+	evs := make(chan ConnectionEvent, 16)
+	c, sid := connect(t, p.addr, WithReconnect(Reconnect{
+		Notify: func(e ConnectionEvent) { evs <- e },
+		GiveUp: 100 * time.Millisecond,
+	}))
+	p.refusing(true)
+	p.drop()
+	expectEvent(t, evs, ConnectionLost)
+	if e := expectEvent(t, evs, GaveUp); e.Err == nil {
+		t.Fatalf("gave up without saying why: %+v", e)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Done is still open after giving up")
+	}
+	if _, err := c.Cancel(ctxFor(t), sid); err != ErrClosed {
+		t.Fatalf("a call after giving up: %v, want ErrClosed", err)
+	}
+}
