@@ -10,7 +10,13 @@
 // ElicitationHandler, and uploads files in chunks with a progress callback. A
 // JSON-RPC error answer comes back as *Error, carrying the code and data.
 //
-// The package owns the client side of one connection; it never writes to the
+// Every Prompt carries an operationId of its own. With WithReconnect a Client
+// outlives its connection: it dials again, re-attaches the sessions it follows after
+// the last update it queued, and sends a Prompt in flight again with the same
+// operationId, so that the turn is neither lost nor run twice (docs/protocol.md,
+// "Reconnecting safely"); ConnectionEvent says when the daemon restarted meanwhile.
+//
+// The package owns the client side of the connection; it never writes to the
 // daemon's files, and it never keeps anything on disk except the log of a daemon it
 // started itself.
 package client
