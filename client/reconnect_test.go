@@ -3,6 +3,7 @@
 package client
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -245,5 +246,87 @@ func TestAClientThatCannotReconnectGivesUpAndIsOver(t *testing.T) {
 	}
 	if _, err := c.Cancel(ctxFor(t), sid); err != ErrClosed {
 		t.Fatalf("a call after giving up: %v, want ErrClosed", err)
+	}
+}
+
+func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
+	p := newProxy(t, sharedSocket)
+	evs, opt := events()
+	// One update may wait: a callback that holds the first makes the third lag.
+	c, sid := connect(t, p.addr, opt, WithUpdateQueue(1, 0))
+	ctx := ctxFor(t)
+	release := make(chan struct{})
+	lagged := make(chan struct{}, 1)
+	approved := make(chan struct{}, 1)
+	var rec recorder
+	type answer struct {
+		r   *PromptResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		first := true
+		r, err := c.Prompt(ctx, sid, "/think a\n/tool shell {\"command\":\"echo lagged\"}\nhi", nil, func(u Update) {
+			if first {
+				first = false
+				<-release
+			}
+			switch u.Type {
+			case UpdateLagged:
+				select {
+				case lagged <- struct{}{}:
+				default:
+				}
+				return
+			case ApprovalRequest:
+				go func() {
+					if ok, err := c.Approve(ctx, sid, u.RequestID, AllowOnce); err != nil || !ok {
+						t.Errorf("Approve = %v, %v", ok, err)
+					}
+					approved <- struct{}{}
+				}()
+			}
+			rec.add(u)
+		})
+		done <- answer{r, err}
+	}()
+	// The turn waits for its approval, whose request was discarded: the session lags.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, lag := c.queue.laggedAt(sid); lag {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never lagged")
+		}
+	}
+	close(release)
+	<-lagged
+	// A new connection delivers what the lagging one discarded, the approval request
+	// among it. (Its replay may not fit in the queue of one either: then it lags
+	// again, and the next connection goes on from there.)
+	for approvedYet := false; !approvedYet; {
+		p.drop()
+		expectEvent(t, evs, ConnectionLost)
+		expectEvent(t, evs, Reconnected)
+		select {
+		case <-approved:
+			approvedYet = true
+		case <-lagged:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the discarded approval_request never came; updates: %+v", rec.all())
+		}
+	}
+	a := <-done
+	var le *LaggedError
+	if a.r == nil || (a.err != nil && !errors.As(a.err, &le)) || a.r.StopReason != StopEndTurn {
+		// The turn's later stream may lag again (one update may wait): that is said.
+		t.Fatalf("Prompt after the reconnect: %+v, %v", a.r, a.err)
+	}
+	var last uint64
+	for _, u := range rec.all() {
+		if u.Seq <= last {
+			t.Fatalf("seq %d after %d: shown twice", u.Seq, last)
+		}
+		last = u.Seq
 	}
 }
