@@ -183,7 +183,11 @@ func (ch *chat) once(prompt string, asJSON bool) (int, error) {
 	case client.StopEndTurn:
 		return ExitEndTurn, nil
 	case client.StopCancelled:
-		fmt.Fprintln(ch.errOut, "zeroclaw: the turn was cancelled")
+		if res.Restarted {
+			fmt.Fprintln(ch.errOut, "zeroclaw: the daemon restarted during the turn, which it interrupted")
+		} else {
+			fmt.Fprintln(ch.errOut, "zeroclaw: the turn was cancelled")
+		}
 		return ExitCancelled, nil
 	case client.StopMaxSteps:
 		fmt.Fprintln(ch.errOut, "zeroclaw: the turn hit the agent's step limit")
