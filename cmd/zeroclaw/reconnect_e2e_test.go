@@ -267,3 +267,31 @@ func TestChatCtrlCDuringAReconnectCancelsTheTurnOnceConnected(t *testing.T) {
 		t.Fatalf("the tool call was shown more than once:\n%s", p.out.String())
 	}
 }
+
+func TestPipedChatReportsATurnARestartInterrupted(t *testing.T) {
+	fake := fakeopenai.New(t, fakeopenai.Answer{Text: []string{"partial "}, Hold: true})
+	h := crashHome(t, fake)
+	d := startDaemon(t, h, nil)
+	cmd := chatCmd(h, "first")
+	var errOut syncBuffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	fake.Request(t, 0) // the turn runs
+	kill9(t, d)
+	startDaemon(t, h, nil)
+	select {
+	case err := <-exited:
+		msg := errOut.String()
+		if exitCode(err) != 3 || !strings.Contains(msg, "zeroclaw: daemon restarted; session recovered, last turn interrupted") ||
+			!strings.Contains(msg, "the daemon restarted during the turn") {
+			t.Fatalf("exit %v, stderr:\n%s", err, msg)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("chat did not finish; stderr:\n%s", errOut.String())
+	}
+}
