@@ -227,21 +227,28 @@ func (c *Conn) readLoop() error {
 func (c *Conn) dispatch(req *Request) bool {
 	if c.ordered != nil && c.ordered(req) {
 		done := make(chan []byte)
-		go func() { done <- c.answer(c.ctx, req, nil) }()
+		var queued func()
+		go func() {
+			msg, q := c.answer(c.ctx, req, nil)
+			queued = q
+			done <- msg
+		}()
 		if msg := <-done; msg != nil {
 			c.out.push(msg, frameResponse, false, false)
 		}
+		runQueued(queued)
 		return true
 	}
 	if c.inline != nil && c.inline(req) {
 		// Encoded in the reader's scratch buffer, which the queue copies.
-		msg := c.answer(c.ctx, req, c.scratch[:0])
+		msg, queued := c.answer(c.ctx, req, c.scratch[:0])
 		if msg != nil {
 			c.out.push(msg, frameResponse, false, true)
 			if cap(msg) <= 4<<10 { // an idle connection keeps no large buffer
 				c.scratch = msg[:0]
 			}
 		}
+		runQueued(queued)
 		return true
 	}
 	slots := c.slots
@@ -267,30 +274,49 @@ func (c *Conn) dispatch(req *Request) bool {
 		}()
 		ctx, cancel := context.WithCancel(c.ctx)
 		defer cancel()
-		if msg := c.answer(ctx, req, nil); msg != nil {
+		msg, queued := c.answer(ctx, req, nil)
+		if msg != nil {
 			c.out.push(msg, frameResponse, true, false)
 		}
+		runQueued(queued)
 	}()
 	return true
 }
 
+// Queued is a result that wants to know when its response is in the connection's
+// outbound queue: every frame queued after that call leaves after the response.
+// Conn calls Queued once, also when the response could not be queued (the
+// connection closed) or the request was a notification.
+type Queued interface {
+	Queued()
+}
+
+func runQueued(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
 // answer runs the handler and encodes its answer (nil for a notification) into dst,
-// or into a buffer of its own when dst is nil.
-func (c *Conn) answer(ctx context.Context, req *Request, dst []byte) []byte {
+// or into a buffer of its own when dst is nil. queued, when not nil, is to be called
+// once the answer is queued (Queued).
+func (c *Conn) answer(ctx context.Context, req *Request, dst []byte) (msg []byte, queued func()) {
 	result, err := c.call(ctx, req)
+	if q, ok := result.(Queued); ok {
+		queued = q.Queued
+	}
 	if req.IsNotification() {
 		if err != nil {
 			c.log.Debug("notification failed", "method", req.Method, "err", err)
 		}
-		return nil
+		return nil, queued
 	}
 	if err == nil {
-		var msg []byte
 		if dst == nil {
 			dst = c.buffer(256)
 		}
 		if msg, err = appendResultOf(dst, req.ID, result); err == nil {
-			return msg
+			return msg, queued
 		}
 		err = fmt.Errorf("encoding the result of %s: %w", req.Method, err)
 	}
@@ -304,7 +330,7 @@ func (c *Conn) answer(ctx context.Context, req *Request, dst []byte) []byte {
 	if dst == nil {
 		dst = c.buffer(len(e.Message) + len(e.Data))
 	}
-	return AppendError(dst, req.ID, e)
+	return AppendError(dst, req.ID, e), queued
 }
 
 // call runs the handler, turning a panic into an internal error so one bad request

@@ -52,3 +52,33 @@ func TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel(t *testing.T
 		}
 	}
 }
+
+// TestAPromptsAnswerComesBeforeTheNextTurnsUpdates: with a second prompt queued
+// behind the first on one connection, the first prompt's answer arrives before any
+// update of the second turn (SPEC §15), every time.
+func TestAPromptsAnswerComesBeforeTheNextTurnsUpdates(t *testing.T) {
+	h := sessionServer(t, session.Options{})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"full"}`)
+	for round := range 50 {
+		first := p.start("session/prompt", prompt(sid, "first words here"))
+		second := p.start("session/prompt", prompt(sid, "second words"))
+		r1, err := p.await(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := p.await(second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The two are served concurrently: either may take the turn first.
+		if r2["_n"].(float64) < r1["_n"].(float64) {
+			r1, r2 = r2, r1
+		}
+		for _, u := range p.drain() {
+			if u["turnId"] == r2["turnId"] && u["_n"].(float64) < r1["_n"].(float64) {
+				t.Fatalf("round %d: update %v of the later turn arrived before the earlier prompt's answer (#%v)", round, u, r1["_n"])
+			}
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
@@ -125,110 +124,6 @@ func (s *Session) MessageCount(ctx context.Context) int {
 		return 0
 	}
 	return row.MessageCount
-}
-
-// PromptResult is the result of session/prompt.
-type PromptResult struct {
-	SessionID  string `json:"sessionId"`
-	TurnID     string `json:"turnId"`
-	StopReason string `json:"stopReason"`
-	Text       string `json:"text"`
-	Usage      Usage  `json:"usage"`
-}
-
-// Usage of a turn.
-type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
-}
-
-// Prompt runs one turn once the turns before it are done. It waits at most QueueWait
-// behind at most MaxQueued others. The turn runs on its own: if ctx ends (the
-// prompting connection closed) Prompt returns, and the turn goes on for the session's
-// other connections. A prompt repeating an operationID the session has seen runs no
-// turn: it answers with that turn's result, waiting while it runs (SPEC §18).
-func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptResult, error) {
-	finish := func(*PromptResult) {}
-	if operationID != "" {
-		op, answered, err := s.claimOperation(ctx, operationID)
-		if err != nil {
-			return PromptResult{}, err
-		}
-		if answered != nil {
-			return *answered, nil
-		}
-		finish = func(r *PromptResult) { s.finishOperation(operationID, op, r) }
-	}
-	if err := s.enqueue(ctx); err != nil {
-		finish(nil)
-		return PromptResult{}, err
-	}
-	turnCtx, cancel := context.WithCancelCause(s.mgr.life)
-	// What the turn owes storage is written even once the turn is cancelled.
-	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx), op: operationID}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		cancel(errSessionClosed)
-		<-s.slot
-		finish(nil)
-		return PromptResult{}, errNotFound(s.ID)
-	}
-	s.turn = t
-	s.mu.Unlock()
-	if err := s.beginTurn(t, text); err != nil { // before any model call (SPEC §16)
-		s.mu.Lock()
-		s.turn = nil
-		s.mu.Unlock()
-		cancel(err)
-		<-s.slot
-		finish(nil)
-		return PromptResult{}, err
-	}
-	s.mu.Lock()
-	history := s.context
-	s.mu.Unlock()
-
-	result := make(chan PromptResult, 1)
-	s.mgr.turns.Add(1)
-	go func() {
-		defer s.mgr.turns.Done()
-		defer func() { <-s.slot }()
-		defer cancel(nil)
-		out := agent.Run(turnCtx, agent.Turn{
-			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
-			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
-			Env:     toolEnv(s, t),
-			Context: history, Prompt: text,
-			Hooks: &hooks{s: s, turn: t},
-		})
-		storageErr := s.commitTurn(t, out)
-		s.mu.Lock()
-		if storageErr == nil { // else repair reloads the context from the store
-			s.context = out.Context
-		}
-		s.turn = nil
-		s.mu.Unlock()
-		if storageErr != nil {
-			out = storageOutcome(out, storageErr)
-		} else {
-			s.trim(t)
-		}
-		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
-			"cause", context.Cause(turnCtx))
-		res := PromptResult{
-			SessionID: s.ID, TurnID: t.id, StopReason: out.StopReason, Text: out.Text,
-			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
-		}
-		finish(&res)
-		result <- res
-	}()
-	select {
-	case r := <-result:
-		return r, nil
-	case <-ctx.Done():
-		return PromptResult{}, ctx.Err()
-	}
 }
 
 // enqueue waits for the turn slot.
