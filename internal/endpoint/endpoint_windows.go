@@ -36,15 +36,12 @@ func Listen(addr string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	// winio creates the first instance with FILE_CREATE, so two daemons racing
-	// past the probe cannot both own the name: the loser gets an error here.
-	ln, err := winio.ListenPipe(addr, &winio.PipeConfig{
-		SecurityDescriptor: "D:P(A;;GA;;;" + sid + ")(A;;GA;;;SY)",
-		InputBufferSize:    65536,
-		OutputBufferSize:   65536,
-	})
+	// The first instance is created with FILE_FLAG_FIRST_PIPE_INSTANCE, so two
+	// daemons racing past the probe cannot both own the name: the loser gets an
+	// error here.
+	ln, err := listenPipe(addr, "D:P(A;;GA;;;"+sid+")(A;;GA;;;SY)")
 	if err != nil {
-		return nil, fmt.Errorf("listen on pipe %s: %w", addr, err)
+		return nil, err
 	}
 	return &Listener{ln: ln, path: addr}, nil
 }
