@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -25,7 +26,7 @@ import (
 
 func init() {
 	// go-winio's I/O completion goroutine starts with the first pipe and never ends.
-	leakOptions = append(leakOptions, goleak.IgnoreTopFunction("github.com/Microsoft/go-winio.ioCompletionProcessor"))
+	leakOptions = append(leakOptions, goleak.IgnoreAnyFunction("github.com/Microsoft/go-winio.ioCompletionProcessor"))
 }
 
 // guard bounds every wait of these tests: a hang fails instead of stalling CI.
@@ -407,5 +408,72 @@ func TestPeerOfIsPipeLocal(t *testing.T) {
 	defer s.Close()
 	if p := PeerOf(s); p.Label != "pipe:local" || p.UID != -1 || p.PID != -1 {
 		t.Fatalf("PeerOf = %+v", p)
+	}
+}
+
+// What the server writes just before it closes reaches a client that reads only
+// afterwards: a daemon's last answers (a cancelled prompt at shutdown, an error
+// before it drops a connection) are not lost.
+func TestWritesBeforeCloseAreRead(t *testing.T) {
+	name := testPipe(t)
+	l := listen(t, name)
+	c := dialPipe(t, name)
+	s, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte("last words\n")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	c.SetReadDeadline(time.Now().Add(guard))
+	got, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || got != "last words\n" {
+		t.Fatalf("after the server closed, read %q, %v", got, err)
+	}
+}
+
+// CloseRead ends the server's reading (a pending Read returns io.EOF) while its
+// writes still reach the client: how the daemon answers in-flight calls at shutdown.
+func TestCloseReadEndsReadingAndKeepsWriting(t *testing.T) {
+	name := testPipe(t)
+	l := listen(t, name)
+	c := dialPipe(t, name)
+	s, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	read := make(chan error, 1)
+	go func() {
+		_, err := s.Read(make([]byte, 1))
+		read <- err
+	}()
+	cr, ok := s.(interface{ CloseRead() error })
+	if !ok {
+		t.Fatalf("%T has no CloseRead", s)
+	}
+	if err := cr.CloseRead(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-read:
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("the pending read ended with %v, want io.EOF", err)
+		}
+	case <-time.After(guard):
+		t.Fatal("CloseRead left the pending read blocked")
+	}
+	s.SetReadDeadline(time.Time{}) // the reader may clear its deadline: still the end
+	if _, err := s.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("a read after CloseRead = %v, want io.EOF", err)
+	}
+	if _, err := s.Write([]byte("answer\n")); err != nil {
+		t.Fatalf("write after CloseRead: %v", err)
+	}
+	s.Close()
+	c.SetReadDeadline(time.Now().Add(guard))
+	if got, err := bufio.NewReader(c).ReadString('\n'); err != nil || got != "answer\n" {
+		t.Fatalf("the client read %q, %v", got, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -223,7 +224,30 @@ type pipeFile interface {
 // with deadlines.
 type pipeConn struct {
 	pipeFile
-	addr pipeAddr
+	addr       pipeAddr
+	readClosed atomic.Bool
+}
+
+// Read reads from the client; after CloseRead it reports the end of input.
+func (c *pipeConn) Read(b []byte) (int, error) {
+	if c.readClosed.Load() {
+		return 0, io.EOF
+	}
+	n, err := c.pipeFile.Read(b)
+	if err != nil && c.readClosed.Load() {
+		return n, io.EOF // the read CloseRead cancelled
+	}
+	return n, err
+}
+
+// CloseRead ends reading while writes still go out: the daemon's shutdown stops
+// taking requests but answers the ones in flight (a cancelled prompt) before it
+// closes. A pipe has no half-close, so this is on our side only: a pending read is
+// cancelled through its deadline, and every later Read returns io.EOF. Only the
+// goroutine that reads sets read deadlines, so none can undo this one.
+func (c *pipeConn) CloseRead() error {
+	c.readClosed.Store(true)
+	return c.pipeFile.SetReadDeadline(time.Unix(1, 0))
 }
 
 func (c *pipeConn) LocalAddr() net.Addr  { return c.addr }
