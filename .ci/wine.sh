@@ -11,8 +11,8 @@ step() { printf '\n=== %s\n' "$*"; }
 start=$(date +%s)
 
 step "wine: packages"
-if ! dpkg -s wine64 binutils >/dev/null 2>&1; then
-  if [ "$(id -u)" != 0 ]; then echo "wine64 and binutils are missing; run as root to install them"; exit 1; fi
+if ! dpkg -s wine wine64 binutils >/dev/null 2>&1; then
+  if [ "$(id -u)" != 0 ]; then echo "wine, wine64 or binutils is missing; run as root to install them"; exit 1; fi
   apt-get update -qq
   # Console programs need no fonts, sound, video or GStreamer: no recommends.
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine wine64 binutils >/dev/null
