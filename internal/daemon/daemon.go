@@ -27,9 +27,6 @@ import (
 // EphemeralGrace is how long an ephemeral daemon waits after its last client leaves.
 const EphemeralGrace = time.Second
 
-// shutdownTimeout bounds how long shutdown waits for connections to finish.
-const shutdownTimeout = 10 * time.Second
-
 // Options configure Run.
 type Options struct {
 	ConfigDir string // --config-dir; empty means ZEROCLAW_CONFIG_DIR or $HOME/.zeroclaw

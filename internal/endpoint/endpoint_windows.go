@@ -4,19 +4,31 @@ package endpoint
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/Microsoft/go-winio"
 	"golang.org/x/sys/windows"
 )
 
-// claim is what a Windows listener holds besides its pipe: nothing. The pipe
-// vanishes with its last handle, and its name cannot be taken while it exists.
-type claim struct{}
+// claim is what a Windows listener holds besides its pipe: a named mutex for the
+// pipe name, the Windows twin of the Unix lock file. The pipe's first instance is
+// also created with FILE_FLAG_FIRST_PIPE_INSTANCE, which Windows refuses for a
+// name that exists; the mutex makes one daemon per endpoint hold where that flag
+// is not honoured (Wine ignores it). Like the pipe, the mutex vanishes with its
+// last handle, so a daemon that dies leaves nothing stale.
+type claim struct{ mutex windows.Handle }
 
-func (claim) release(string) error { return nil }
+func (c claim) release(string) error {
+	if c.mutex == 0 {
+		return nil
+	}
+	return windows.CloseHandle(c.mutex)
+}
 
 func defaultAddress(d Dirs) string { return pipeName(d.DataDir) }
 
@@ -27,26 +39,56 @@ func Dial(ctx context.Context, addr string) (net.Conn, error) {
 
 // Listen makes this process the daemon at the named pipe addr (SPEC §1). The
 // pipe's ACL admits only the creating user and SYSTEM. If a daemon already
-// answers at addr, the error is an *AlreadyServingError.
+// answers at addr, or holds it while starting, the error is an
+// *AlreadyServingError.
 func Listen(addr string) (*Listener, error) {
 	if answers(addr) {
 		return nil, &AlreadyServingError{Path: addr}
 	}
-	sid, err := currentUserSID()
+	return listenClaimed(addr)
+}
+
+// listenClaimed is Listen after the probe: two daemons that both found nothing
+// serving meet here, and only the first to take the mutex goes on.
+func listenClaimed(addr string) (*Listener, error) {
+	c, err := claimPipe(addr)
 	if err != nil {
 		return nil, err
 	}
-	// winio creates the first instance with FILE_CREATE, so two daemons racing
-	// past the probe cannot both own the name: the loser gets an error here.
-	ln, err := winio.ListenPipe(addr, &winio.PipeConfig{
-		SecurityDescriptor: "D:P(A;;GA;;;" + sid + ")(A;;GA;;;SY)",
-		InputBufferSize:    65536,
-		OutputBufferSize:   65536,
-	})
+	sid, err := currentUserSID()
 	if err != nil {
-		return nil, fmt.Errorf("listen on pipe %s: %w", addr, err)
+		c.release(addr)
+		return nil, err
 	}
-	return &Listener{ln: ln, path: addr}, nil
+	ln, err := listenPipe(addr, "D:P(A;;GA;;;"+sid+")(A;;GA;;;SY)")
+	if err != nil {
+		c.release(addr)
+		return nil, err
+	}
+	return &Listener{ln: ln, path: addr, claim: c}, nil
+}
+
+// claimPipe takes the mutex of the pipe name addr. Pipe names are one namespace
+// per machine and case-insensitive, so the mutex is Global and named by a hash
+// of the lower-cased name.
+func claimPipe(addr string) (claim, error) {
+	sum := sha256.Sum256([]byte(strings.ToLower(addr)))
+	name, err := windows.UTF16PtrFromString(`Global\zeroclaw-endpoint-` + hex.EncodeToString(sum[:8]))
+	if err != nil {
+		return claim{}, fmt.Errorf("claim %s: %w", addr, err)
+	}
+	h, err := windows.CreateMutex(nil, false, name)
+	switch {
+	case errors.Is(err, windows.ERROR_ALREADY_EXISTS):
+		windows.CloseHandle(h)
+		return claim{}, &AlreadyServingError{Path: addr}
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		// Another user's daemon holds it: their mutex's DACL keeps us out.
+		return claim{}, &AlreadyServingError{Path: addr}
+	case err != nil:
+		return claim{}, fmt.Errorf("claim %s: %w", addr, err)
+	}
+	return claim{mutex: h}, nil
 }
 
 // answers reports whether a daemon serves at addr. A pipe whose instances are

@@ -6,4 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// leakOptions lets an OS's tests name goroutines that live as long as the process.
+var leakOptions []goleak.Option
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions...) }
