@@ -73,8 +73,6 @@ func StringID(s string) ID {
 	return ID(b)
 }
 
-// IntID returns the id for the JSON number n.
-func IntID(n int64) ID { return ID(strconv.AppendInt(nil, n, 10)) }
 
 // IsZero reports whether the id is absent.
 func (id ID) IsZero() bool { return len(id) == 0 }

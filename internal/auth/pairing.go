@@ -261,7 +261,8 @@ func (p *Pairings) Track(hash string, close func()) (untrack func(), ok bool) {
 	}, true
 }
 
-// Tracked returns how many connections are registered for the tokens of user.
+// Tracked returns how many connections are registered for the tokens of user
+// (pairing/list reports it).
 func (p *Pairings) Tracked(user string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

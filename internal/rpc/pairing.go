@@ -80,8 +80,9 @@ func principalOf(user string) string {
 }
 
 type pairingEntry struct {
-	User      *string `json:"user"`
-	CreatedAt string  `json:"createdAt"` // RFC 3339, UTC
+	User        *string `json:"user"`
+	CreatedAt   string  `json:"createdAt"`   // RFC 3339, UTC
+	Connections int     `json:"connections"` // open connections authenticated by tokens of this user
 }
 
 type pairingListResult struct {
@@ -92,7 +93,8 @@ func (s *Server) pairingList(ctx context.Context, c *connState, params jsontext.
 	list := s.cfg.Pairings.List()
 	out := make([]pairingEntry, len(list))
 	for i, p := range list {
-		out[i] = pairingEntry{User: userOrNull(p.User), CreatedAt: p.CreatedAt.Format(time.RFC3339)}
+		out[i] = pairingEntry{User: userOrNull(p.User), CreatedAt: p.CreatedAt.Format(time.RFC3339),
+			Connections: s.cfg.Pairings.Tracked(p.User)}
 	}
 	return pairingListResult{Pairings: out}, nil
 }

@@ -252,8 +252,30 @@ func TestRevokingATokenClosesItsConnections(t *testing.T) {
 	if _, err := c.Initialize(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := d.pairings.Tracked("alice"); n != 1 {
-		t.Fatalf("tracked = %d, want 1", n)
+	// The operator sees the connection in pairing/list.
+	op := d.dial(t, client.WithToken(d.token(t, "")))
+	if _, err := op.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Pairings []struct {
+			User        *string `json:"user"`
+			Connections int     `json:"connections"`
+		} `json:"pairings"`
+	}
+	if err := op.Call(ctx, "pairing/list", nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	conns := map[string]int{}
+	for _, p := range list.Pairings {
+		name := ""
+		if p.User != nil {
+			name = *p.User
+		}
+		conns[name] += p.Connections
+	}
+	if conns["alice"] != 1 || conns[""] != 1 {
+		t.Fatalf("pairing/list connections %v, want alice 1 and the operator's token 1", conns)
 	}
 	if ok, err := d.pairings.Revoke("alice"); !ok || err != nil {
 		t.Fatalf("revoke = %v, %v", ok, err)
