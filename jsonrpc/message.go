@@ -73,7 +73,6 @@ func StringID(s string) ID {
 	return ID(b)
 }
 
-
 // IsZero reports whether the id is absent.
 func (id ID) IsZero() bool { return len(id) == 0 }
 
