@@ -91,6 +91,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 		defer s.mgr.turns.Done()
 		defer func() { <-s.slot }()
 		defer cancel(nil)
+		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text})
 		out := agent.Run(turnCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,

@@ -15,6 +15,9 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
+	// UserMessage opens every turn with the prompt as the turn received it
+	// (attachment markers included), so other clients see what was asked (SPEC §18).
+	UserMessage = "user_message"
 )
 
 // Update is the params of one session/update notification. Which fields are set
