@@ -52,6 +52,9 @@ type Turn struct {
 	Context  []provider.Message // the model context before this turn; not modified
 	Prompt   string
 	Hooks    Hooks
+	// CallID, when set, renames each tool call the model makes before anything sees
+	// it: providers' ids are unique only within one model call or turn.
+	CallID func(providerID string) string
 }
 
 // Outcome is how a turn ended.
@@ -112,6 +115,11 @@ func Run(ctx context.Context, t Turn) Outcome {
 			o := out(Error)
 			o.Text = describe(err)
 			return o
+		}
+		if t.CallID != nil {
+			for i := range res.ToolCalls {
+				res.ToolCalls[i].ID = t.CallID(res.ToolCalls[i].ID)
+			}
 		}
 		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if len(res.ToolCalls) == 0 {

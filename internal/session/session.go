@@ -56,6 +56,14 @@ type runningTurn struct {
 	promptStored bool
 	storageErr   error  // the first write of the turn that failed (storage.go)
 	op           string // the prompt's operation id, "" when none
+	calls        int    // tool calls named so far; only the turn touches it
+}
+
+// callID names the turn's next tool call "tc_<turn>_<n>": unique within the session
+// (SPEC §18), short enough for every provider's limit on ids.
+func (t *runningTurn) callID(string) string {
+	t.calls++
+	return fmt.Sprintf("tc_%s_%d", strings.TrimPrefix(t.id, "turn_"), t.calls)
 }
 
 // Why a turn was cancelled, for the log.

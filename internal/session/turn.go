@@ -97,7 +97,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
-			Hooks: &hooks{s: s, turn: t},
+			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
 		})
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
