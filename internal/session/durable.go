@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -158,6 +159,22 @@ type ListEntry struct {
 	LastActivity string `json:"lastActivity"`
 	MessageCount int    `json:"messageCount"`
 	State        string `json:"state"` // running, idle (live), closed (durable only), killed
+	WorkspaceDir string `json:"workspaceDir"`
+	Title        string `json:"title"` // SPEC §18: see Title
+}
+
+// TitleMax is the most characters a session's title has.
+const TitleMax = 80
+
+// Title is the first line of a session's first user message, at most TitleMax
+// characters ("" before any).
+func Title(firstPrompt string) string {
+	line, _, _ := strings.Cut(firstPrompt, "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > TitleMax {
+		line = string(r[:TitleMax])
+	}
+	return line
 }
 
 // ListDurable pages through the sessions the caller may see, live and durable.
@@ -179,6 +196,7 @@ func (m *Manager) ListDurable(ctx context.Context, c Caller, limit int, cursor s
 		e := ListEntry{
 			SessionID: r.ID, AgentAlias: r.Agent, MessageCount: r.MessageCount,
 			CreatedAt: stamp(r.CreatedAt), LastActivity: stamp(r.LastActivity), State: "closed",
+			WorkspaceDir: r.Workspace, Title: Title(r.FirstPrompt),
 		}
 		m.mu.Lock()
 		live, ok := m.sessions[r.ID]

@@ -27,18 +27,25 @@ type Session struct {
 	// LastSeq is the reserved seq high-water mark (ReserveSeq): after a restart the
 	// session's next update gets LastSeq+1.
 	LastSeq uint64
+	// FirstPrompt is the start of the session's first user message ("" before any);
+	// only ListSessions fills it.
+	FirstPrompt string
 }
 
 const sessionColumns = `id, owner, agent, workspace, interaction_surface, created_at, last_activity,
 	killed_at, message_count, seq_mark`
 
-func scanSession(row interface{ Scan(...any) error }) (Session, error) {
+// firstPromptColumn is the first 400 bytes of the session's first user message.
+const firstPromptColumn = `coalesce((SELECT substr(t.text, 1, 400) FROM transcript t
+	WHERE t.session_id = sessions.id AND t.role = 'user' ORDER BY t.idx LIMIT 1), '')`
+
+func scanSession(row interface{ Scan(...any) error }, extra ...any) (Session, error) {
 	var s Session
 	var created, active int64
 	var killed sql.NullInt64
 	var seq int64
-	if err := row.Scan(&s.ID, &s.Owner, &s.Agent, &s.Workspace, &s.Surface, &created, &active,
-		&killed, &s.MessageCount, &seq); err != nil {
+	if err := row.Scan(append([]any{&s.ID, &s.Owner, &s.Agent, &s.Workspace, &s.Surface, &created, &active,
+		&killed, &s.MessageCount, &seq}, extra...)...); err != nil {
 		return Session{}, err
 	}
 	s.CreatedAt, s.LastActivity, s.LastSeq = fromMS(created), fromMS(active), uint64(seq)
@@ -124,7 +131,7 @@ func (s *Store) ListSessions(ctx context.Context, owner string, limit int, curso
 	}
 	// (last_activity, id) < (a, i) with both descending walks the index in order;
 	// the first page starts above every row.
-	q := "SELECT " + sessionColumns + " FROM sessions WHERE "
+	q := "SELECT " + sessionColumns + ", " + firstPromptColumn + " FROM sessions WHERE "
 	args := []any{}
 	if owner != "" {
 		q += "owner = ? AND "
@@ -146,10 +153,12 @@ func (s *Store) ListSessions(ctx context.Context, owner string, limit int, curso
 	defer rows.Close()
 	var out []Session
 	for rows.Next() {
-		sess, err := scanSession(rows)
+		var first string
+		sess, err := scanSession(rows, &first)
 		if err != nil {
 			return nil, "", fmt.Errorf("store: listing sessions: %w", err)
 		}
+		sess.FirstPrompt = first
 		out = append(out, sess)
 	}
 	if err := rows.Err(); err != nil {
