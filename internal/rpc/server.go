@@ -153,6 +153,7 @@ func NewServer(cfg Config) *Server {
 		s.configMethods(),
 		s.pairingMethods(),
 		s.fileMethods(), // after configMethods: it reads the live config
+		s.agentMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
 	for _, rows := range families {
