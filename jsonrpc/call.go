@@ -63,6 +63,13 @@ func (c *Conn) deliver(r *Response) {
 // connection. A result is unmarshaled into result when result is non-nil; an explicit
 // "result": null is a success. A peer's error object comes back as *Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.CallSent(ctx, method, params, result, nil)
+}
+
+// CallSent is Call; sent, when not nil, is told the request's id once the request is
+// on its way, so that the caller can name it to the peer later (ACP's
+// $/cancel_request).
+func (c *Conn) CallSent(ctx context.Context, method string, params, result any, sent func(ID)) error {
 	p, err := encodeParams(params)
 	if err != nil {
 		return err
@@ -91,6 +98,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	if err := c.out.push(msg, frameResponse, true, false); err != nil {
 		forget()
 		return err
+	}
+	if sent != nil {
+		sent(id)
 	}
 	select {
 	case r := <-ch:
