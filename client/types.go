@@ -14,6 +14,7 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
+	UserMessage       = "user_message" // the prompt that opened a turn (Text)
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -164,6 +165,8 @@ type ListedSession struct {
 	LastActivity string `json:"lastActivity"`
 	MessageCount int    `json:"messageCount"`
 	State        string `json:"state"` // running, idle, closed, killed
+	WorkspaceDir string `json:"workspaceDir"`
+	Title        string `json:"title"` // first line of the first user message ("" before any)
 }
 
 // FileEntry is a stored file: the result of file/upload/commit, and what
