@@ -1,0 +1,448 @@
+package acp
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+// ProtocolVersion is the ACP version the bridge speaks.
+const ProtocolVersion = 1
+
+// MaxLine bounds one ACP frame from the editor. Editors send images and files
+// inline, base64-encoded, so it is above the daemon's 8 MiB: a 10 MiB file (the
+// daemon's per-file limit) takes about 14 MiB as base64.
+const MaxLine = 32 << 20
+
+// Options configure a Bridge.
+type Options struct {
+	// Agent is the agent alias of the sessions session/new opens; "" means "default".
+	Agent string
+	// Endpoint is the daemon's endpoint; "" means the default one (client.Dial).
+	Endpoint string
+	// AutoStart, when not nil, starts an ephemeral daemon when none answers.
+	AutoStart *client.AutoStart
+	// Version is announced in agentInfo.
+	Version string
+	// Logger receives the bridge's log (never frame contents); nil discards it.
+	Logger *slog.Logger
+}
+
+// Bridge is one editor's connection: ACP on the editor's side, one daemon connection
+// (replaced when it ends) on the other.
+type Bridge struct {
+	opts   Options
+	log    *slog.Logger
+	editor *jsonrpc.Conn
+	ctx    context.Context // ends when the editor is gone
+	stop   context.CancelFunc
+
+	dialMu sync.Mutex // one dial at a time
+
+	mu       sync.Mutex
+	elicit   bool           // the editor declared form elicitation
+	d        *client.Client // nil before the first request and after it ended
+	attached map[string]bool
+	sessions map[string]*sessionState
+	requests map[string]*request // the editor's requests in flight, by id
+}
+
+// sessionState is what the bridge keeps of a session the editor used.
+type sessionState struct {
+	lastSeq  uint64                        // the last update forwarded
+	turn     *request                      // the editor's prompt in flight, if any
+	asks     map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
+	catchUp  chan struct{}                 // closed when a re-attach after lagged is done
+}
+
+// request is one of the editor's requests in flight.
+type request struct {
+	method    string
+	sessionID string // session/prompt
+	ctx       context.Context
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // the editor cancelled it (session/cancel, $/cancel_request)
+	echo      string      // the prompt sent, whose user_message the editor already shows
+	begun     bool        // the daemon's turn has started (its user_message arrived); b.mu
+	turnID    string      // b.mu
+}
+
+func newRequest(parent context.Context, method string) *request {
+	ctx, cancel := context.WithCancel(parent)
+	return &request{method: method, ctx: ctx, cancel: cancel}
+}
+
+// New returns a bridge; Serve runs it.
+func New(opts Options) *Bridge {
+	if opts.Agent == "" {
+		opts.Agent = "default"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Bridge{
+		opts: opts, log: log,
+		attached: make(map[string]bool),
+		sessions: make(map[string]*sessionState),
+		requests: make(map[string]*request),
+	}
+}
+
+// Serve speaks ACP on in and out until in ends, then returns nil once the requests
+// in flight are answered; turns the editor started and left running are cancelled
+// first. Only ACP frames are written to out.
+func (b *Bridge) Serve(in io.Reader, out io.Writer) error {
+	b.ctx, b.stop = context.WithCancel(context.Background())
+	defer b.stop()
+	rw := &stdio{in: in, out: out, eof: b.editorGone}
+	f := jsonrpc.NewNDJSON(rw)
+	f.MaxLine, f.LineTimeout, f.WriteTimeout = MaxLine, 0, 0
+	b.editor = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{
+		Logger: b.log,
+		Inline: b.inline,
+	})
+	err := b.editor.Run()
+	b.stop()
+	b.mu.Lock()
+	d := b.d
+	b.d = nil
+	b.mu.Unlock()
+	if d != nil {
+		d.Close()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.log.Info("editor connection ended", "err", err)
+	}
+	return nil
+}
+
+// editorGone runs when the editor's input ends: the turns it started are cancelled
+// (their prompts answer, as every request in flight does, before Serve returns).
+func (b *Bridge) editorGone() {
+	b.mu.Lock()
+	var prompts []*request
+	for _, r := range b.requests {
+		if r.method == "session/prompt" {
+			prompts = append(prompts, r)
+		}
+	}
+	b.mu.Unlock()
+	for _, r := range prompts {
+		b.cancelTurn(r)
+	}
+}
+
+// inline runs on the editor connection's reader, in the order frames arrive:
+// notifications (cancels) are served there, so that a cancel never overtakes the
+// prompt it cancels, and each request is registered before the next frame is read,
+// so that a cancel that follows it finds it.
+func (b *Bridge) inline(req *jsonrpc.Request) bool {
+	if req.IsNotification() {
+		return true
+	}
+	r := newRequest(b.ctx, req.Method)
+	if req.Method == "session/prompt" {
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if jsonrpc.DecodeParams(req.Params, &p) == nil {
+			r.sessionID = p.SessionID
+		}
+	}
+	b.mu.Lock()
+	b.requests[string(req.ID)] = r
+	b.mu.Unlock()
+	return false
+}
+
+type handlerFunc func(ctx context.Context, r *request, params jsontext.Value) (any, error)
+
+func (b *Bridge) methods() map[string]handlerFunc {
+	return map[string]handlerFunc{
+		"initialize":     b.initialize,
+		"authenticate":   func(context.Context, *request, jsontext.Value) (any, error) { return empty{}, nil },
+		"session/new":    b.sessionNew,
+		"session/load":   b.sessionLoad,
+		"session/resume": b.sessionResume,
+		"session/list":   b.sessionList,
+		"session/close":  b.sessionClose,
+		"session/delete": b.sessionDelete,
+		"session/prompt": b.prompt,
+	}
+}
+
+func (b *Bridge) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
+	if req.IsNotification() {
+		switch req.Method {
+		case "session/cancel":
+			b.cancelNotification(req.Params)
+		case "$/cancel_request":
+			b.cancelRequest(req.Params)
+		default:
+			b.log.Debug("ignored notification", "method", req.Method)
+		}
+		return nil, nil
+	}
+	key := string(req.ID)
+	b.mu.Lock()
+	r := b.requests[key]
+	b.mu.Unlock()
+	if r == nil { // inline registers every request; this is only a safety net
+		r = newRequest(b.ctx, req.Method)
+	}
+	defer func() {
+		r.cancel()
+		b.mu.Lock()
+		delete(b.requests, key)
+		b.mu.Unlock()
+	}()
+	h, ok := b.methods()[req.Method]
+	if !ok {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method, map[string]any{"method": req.Method})
+	}
+	ctx := r.ctx
+	if r.cancelled.Load() && req.Method != "session/prompt" {
+		return nil, errCancelled
+	}
+	res, err := h(ctx, r, req.Params)
+	if err != nil {
+		if ctx.Err() != nil && req.Method != "session/prompt" {
+			return nil, errCancelled
+		}
+		return nil, acpError(err)
+	}
+	return res, nil
+}
+
+var errCancelled = jsonrpc.NewError(-32800, "request cancelled", nil)
+
+func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	var p struct {
+		ProtocolVersion    *int64 `json:"protocolVersion"`
+		ClientCapabilities struct {
+			Elicitation *struct {
+				Form jsontext.Value `json:"form"`
+			} `json:"elicitation"`
+		} `json:"clientCapabilities"`
+	}
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil || *p.ProtocolVersion < 1 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: protocolVersion must be an integer of at least 1",
+			map[string]any{"param": "protocolVersion", "supported": []int{ProtocolVersion}})
+	}
+	e := p.ClientCapabilities.Elicitation
+	b.mu.Lock()
+	b.elicit = e != nil && len(e.Form) > 0 && string(e.Form) != "null"
+	b.mu.Unlock()
+	if _, err := b.daemon(ctx); err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"agentCapabilities": map[string]any{
+			"loadSession":        true,
+			"promptCapabilities": map[string]any{"image": true, "audio": false, "embeddedContext": true},
+			"mcpCapabilities":    map[string]any{"http": false, "sse": false},
+			"sessionCapabilities": map[string]any{
+				"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}, "delete": map[string]any{},
+			},
+		},
+		"authMethods": []any{},
+		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.opts.Version},
+	}, nil
+}
+
+// daemon returns the connection to the daemon, dialing (and, with AutoStart,
+// starting an ephemeral daemon) when there is none or the last one ended.
+func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
+	if d := b.live(); d != nil {
+		return d, nil
+	}
+	b.dialMu.Lock()
+	defer b.dialMu.Unlock()
+	if d := b.live(); d != nil {
+		return d, nil
+	}
+	b.mu.Lock()
+	elicit := b.elicit
+	b.mu.Unlock()
+	opts := []client.Option{
+		client.WithLogger(b.log), client.WithClientInfo("zeroclaw-acp", b.opts.Version),
+		client.WithUpdateHandler(b.forward),
+	}
+	if b.opts.AutoStart != nil {
+		opts = append(opts, client.WithAutoStart(*b.opts.AutoStart))
+	}
+	if elicit {
+		opts = append(opts, client.WithElicitationHandler(b.elicitation))
+	}
+	d, err := client.Dial(ctx, b.opts.Endpoint, opts...)
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot reach the zeroclaw daemon: "+err.Error(), nil)
+	}
+	if _, err := d.Initialize(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	b.mu.Lock()
+	old := b.d
+	b.d = d
+	clear(b.attached)
+	b.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	if pid, ok := d.StartedDaemon(); ok {
+		b.log.Info("started an ephemeral daemon", "endpoint", d.Endpoint(), "pid", pid)
+	} else {
+		b.log.Info("connected to the daemon", "endpoint", d.Endpoint())
+	}
+	return d, nil
+}
+
+// live is the daemon connection when it is still open.
+func (b *Bridge) live() *client.Client {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.d == nil {
+		return nil
+	}
+	select {
+	case <-b.d.Done():
+		return nil
+	default:
+		return b.d
+	}
+}
+
+// session returns the daemon connection with the session attached to it: after a
+// reconnect, the session is attached again and the updates the bridge missed are
+// replayed (and forwarded) first.
+func (b *Bridge) session(ctx context.Context, sid string) (*client.Client, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	s, known := b.sessions[sid]
+	attached := b.attached[sid]
+	var after uint64
+	if known {
+		after = s.lastSeq
+	}
+	b.mu.Unlock()
+	if !known || attached {
+		return d, nil
+	}
+	if _, err := d.Attach(ctx, sid, after, nil); err != nil {
+		var e *client.Error
+		if !errors.As(err, &e) || e.Reason() != "replay_truncated" {
+			return nil, err
+		}
+		if err := d.Call(ctx, "session/attach", map[string]any{"sessionId": sid}, nil); err != nil {
+			return nil, err
+		}
+	}
+	b.mu.Lock()
+	if b.d == d {
+		b.attached[sid] = true
+	}
+	b.mu.Unlock()
+	return d, nil
+}
+
+// track records that the editor uses sid, attached on d, having seen updates up to
+// lastSeq.
+func (b *Bridge) track(d *client.Client, sid string, lastSeq uint64) *sessionState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.state(sid)
+	if lastSeq > s.lastSeq {
+		s.lastSeq = lastSeq
+	}
+	if b.d == d {
+		b.attached[sid] = true
+	}
+	return s
+}
+
+// state returns the session's state, creating it; b.mu is held.
+func (b *Bridge) state(sid string) *sessionState {
+	s := b.sessions[sid]
+	if s == nil {
+		s = &sessionState{asks: make(map[string]context.CancelFunc)}
+		b.sessions[sid] = s
+	}
+	return s
+}
+
+// notify sends a session/update to the editor.
+func (b *Bridge) notify(sid string, update any) {
+	if err := b.editor.Notify("session/update", sessionNotification{SessionID: sid, Update: update}); err != nil {
+		b.log.Debug("the editor is gone; update not sent", "err", err)
+	}
+}
+
+// acpError maps a native error to ACP's codes (SPEC §17).
+func acpError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	var e *client.Error
+	if errors.As(err, &e) {
+		code := e.Code
+		switch code {
+		case client.CodeSessionNotFound:
+			code = -32002 // ACP's "resource not found"; its -32000 means "authentication required"
+		case client.CodeSessionLimit, client.CodeSessionBusy, client.CodeConnectionLimit:
+			code = jsonrpc.CodeInternalError
+		}
+		return &jsonrpc.Error{Code: code, Message: e.Message, Data: e.Data}
+	}
+	if errors.Is(err, client.ErrClosed) {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"the zeroclaw daemon went away before answering; the next request reconnects", nil)
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error(), nil)
+}
+
+// stdio joins the editor's stdin and stdout into the stream the framer reads and
+// writes. The end of input (or a read error) is reported once through eof.
+type stdio struct {
+	in   io.Reader
+	out  io.Writer
+	eof  func()
+	once sync.Once
+}
+
+func (s *stdio) Read(p []byte) (int, error) {
+	n, err := s.in.Read(p)
+	if err != nil {
+		s.once.Do(s.eof)
+	}
+	return n, err
+}
+
+func (s *stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
+
+func (s *stdio) Close() error {
+	if c, ok := s.in.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// trimID is an ACP request id as the map of requests keys it.
+func trimID(v jsontext.Value) string { return strings.TrimSpace(string(v)) }

@@ -1,0 +1,216 @@
+package acp
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"errors"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+)
+
+type sessionParams struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+}
+
+func decodeSessionParams(params jsontext.Value, needCwd bool) (sessionParams, error) {
+	var p sessionParams
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return p, err
+	}
+	if p.SessionID == "" {
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: sessionId is required", map[string]any{"param": "sessionId"})
+	}
+	if needCwd && p.Cwd == "" {
+		return p, missingCwd()
+	}
+	return p, nil
+}
+
+func missingCwd() error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cwd is required", map[string]any{"param": "cwd"})
+}
+
+// sessionNew opens a native session of the bridge's agent in cwd. mcpServers are
+// accepted and ignored: the daemon's agents have their own tools.
+func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	var p struct {
+		Cwd *string `json:"cwd"`
+	}
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Cwd == nil || *p.Cwd == "" {
+		return nil, missingCwd()
+	}
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := d.NewSession(ctx, client.NewSessionParams{AgentAlias: b.opts.Agent, Cwd: *p.Cwd, KeepSiblings: true})
+	if err != nil {
+		return nil, err
+	}
+	b.track(d, s.SessionID, 0)
+	return map[string]any{"sessionId": s.SessionID}, nil
+}
+
+// reopen makes a stored or live session the editor's: attached to the daemon
+// connection (which restores it, and tells the last seq, so that nothing of its past
+// is replayed as live), then session/new with its id.
+func (b *Bridge) reopen(ctx context.Context, d *client.Client, sid string) error {
+	var r client.AttachResult
+	if err := d.Call(ctx, "session/attach", map[string]any{"sessionId": sid}, &r); err != nil {
+		return err
+	}
+	b.track(d, sid, r.LastSeq)
+	_, err := d.NewSession(ctx, client.NewSessionParams{AgentAlias: b.opts.Agent, SessionID: sid, KeepSiblings: true})
+	return err
+}
+
+// sessionLoad replays a session's whole visible history to the editor, then answers.
+// The session may have been made by any client, before any restart of the daemon.
+func (b *Bridge) sessionLoad(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	p, err := decodeSessionParams(params, true)
+	if err != nil {
+		return nil, err
+	}
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := d.Messages(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.reopen(ctx, d, p.SessionID); err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		b.replay(p.SessionID, m)
+	}
+	return empty{}, nil
+}
+
+// replay sends one transcript row as the update that showed it live.
+func (b *Bridge) replay(sid string, m client.Message) {
+	switch m.Role {
+	case client.RoleUser:
+		b.notify(sid, contentChunk{SessionUpdate: "user_message_chunk", Content: text(m.Text)})
+	case client.RoleAssistant, client.RoleMarker:
+		if m.Text != "" {
+			b.notify(sid, contentChunk{SessionUpdate: "agent_message_chunk", Content: text(m.Text)})
+		}
+	case client.RoleToolCall:
+		raw := jsontext.Value(m.Text)
+		if !raw.IsValid() || raw.Kind() != '{' {
+			raw = nil
+		}
+		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw))
+	case client.RoleToolResult:
+		b.notify(sid, newToolResult(m.ToolCallID, m.Text, m.IsError))
+	}
+}
+
+// sessionResume makes a session the editor's again without replaying its history.
+func (b *Bridge) sessionResume(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	p, err := decodeSessionParams(params, true)
+	if err != nil {
+		return nil, err
+	}
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.reopen(ctx, d, p.SessionID); err != nil {
+		return nil, err
+	}
+	return empty{}, nil
+}
+
+// sessionList lists the caller's sessions that can be loaded (killed ones cannot),
+// one native page per call; cwd, when given, keeps those whose workspace it is.
+func (b *Bridge) sessionList(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	var p struct {
+		Cwd    string `json:"cwd"`
+		Cursor string `json:"cursor"`
+	}
+	if err := jsonrpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	listed, next, err := d.ListSessions(ctx, 100, p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := listResult{Sessions: []sessionInfo{}, NextCursor: next}
+	for _, s := range listed {
+		if s.State == "killed" || (p.Cwd != "" && s.WorkspaceDir != p.Cwd) {
+			continue
+		}
+		out.Sessions = append(out.Sessions, sessionInfo{
+			SessionID: s.SessionID, Cwd: s.WorkspaceDir, Title: s.Title, UpdatedAt: s.LastActivity,
+		})
+	}
+	return out, nil
+}
+
+// sessionClose cancels the session's running turn, then closes the live session;
+// its history stays loadable.
+func (b *Bridge) sessionClose(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	p, err := decodeSessionParams(params, false)
+	if err != nil {
+		return nil, err
+	}
+	b.cancelNotification(params) // the editor's own prompt answers "cancelled"
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Cancel(ctx, p.SessionID); err != nil && !notFound(err) {
+		return nil, err
+	}
+	if err := d.CloseSession(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
+	b.forget(d, p.SessionID)
+	return empty{}, nil
+}
+
+// sessionDelete removes the session and its history.
+func (b *Bridge) sessionDelete(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
+	p, err := decodeSessionParams(params, false)
+	if err != nil {
+		return nil, err
+	}
+	b.cancelNotification(params)
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.DeleteSession(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
+	b.forget(d, p.SessionID)
+	return empty{}, nil
+}
+
+func (b *Bridge) forget(d *client.Client, sid string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.sessions[sid]; s != nil && s.turn == nil {
+		delete(b.sessions, sid)
+	}
+	if b.d == d {
+		delete(b.attached, sid)
+	}
+}
+
+func notFound(err error) bool {
+	var e *client.Error
+	return errors.As(err, &e) && e.Code == client.CodeSessionNotFound
+}
