@@ -20,5 +20,6 @@ func Root(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
 	root.AddCommand(uploadCmd())
+	root.AddCommand(acpCmd())
 	return root
 }
