@@ -57,10 +57,10 @@ type Bridge struct {
 
 // sessionState is what the bridge keeps of a session the editor used.
 type sessionState struct {
-	lastSeq  uint64                        // the last update forwarded
-	turn     *request                      // the editor's prompt in flight, if any
-	asks     map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
-	catchUp  chan struct{}                 // closed when a re-attach after lagged is done
+	lastSeq uint64                        // the last update forwarded
+	turn    *request                      // the editor's prompt in flight, if any
+	asks    map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
+	catchUp chan struct{}                 // closed when a re-attach after lagged is done
 }
 
 // request is one of the editor's requests in flight.

@@ -35,11 +35,11 @@ type toolCallContent struct {
 // toolCall is the tool_call update, and the toolCall of session/request_permission
 // (a ToolCallUpdate there: SessionUpdate empty).
 type toolCall struct {
-	SessionUpdate string            `json:"sessionUpdate,omitzero"`
-	ToolCallID    string            `json:"toolCallId"`
-	Title         string            `json:"title"`
-	Kind          string            `json:"kind"`
-	Status        string            `json:"status"`
+	SessionUpdate string         `json:"sessionUpdate,omitzero"`
+	ToolCallID    string         `json:"toolCallId"`
+	Title         string         `json:"title"`
+	Kind          string         `json:"kind"`
+	Status        string         `json:"status"`
 	RawInput      jsontext.Value `json:"rawInput,omitzero"`
 }
 
