@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# zeroclaw acp with the official ACP TypeScript SDK (@agentclientprotocol/sdk, pinned by
+# test/acp-ts/package-lock.json) as the editor: the script drives the built binary as Zed
+# does and checks every frame it writes against the SDK's JSON schema (ajv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+printf '\n=== %s\n' "zeroclaw acp against the official ACP TypeScript SDK"
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+node --version
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/zeroclaw" ./cmd/zeroclaw
+(cd test/acp-ts && npm ci --no-audit --no-fund --loglevel=error)
+node test/acp-ts/acp.test.mjs "$work/zeroclaw"

@@ -1,0 +1,289 @@
+// zeroclaw acp, driven by the official ACP TypeScript SDK as Zed drives an agent
+// (clientCapabilities fs + terminal, _meta), with every frame the bridge writes
+// validated against schema/v1/schema.json of @agentclientprotocol/sdk: the whole
+// message against the schema's root, responses against the result type of the
+// method they answer, requests and notifications against their params type, and
+// each session/update against its own variant.
+//
+// usage: node acp.test.mjs /path/to/zeroclaw
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Readable, Writable, Transform } from "node:stream";
+import assert from "node:assert/strict";
+import * as acp from "@agentclientprotocol/sdk";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+
+const binary = process.argv[2];
+if (!binary) {
+  console.error("usage: node acp.test.mjs /path/to/zeroclaw");
+  process.exit(2);
+}
+
+// The schema, from the SDK's own package.
+const here = dirname(fileURLToPath(import.meta.url));
+const schemaPath = join(here, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json");
+const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const ints = {
+  int32: [-(2 ** 31), 2 ** 31 - 1], int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  uint16: [0, 65535], uint32: [0, 2 ** 32 - 1], uint64: [0, Number.MAX_SAFE_INTEGER],
+};
+for (const [name, [lo, hi]] of Object.entries(ints)) {
+  ajv.addFormat(name, { type: "number", validate: (n) => Number.isInteger(n) && n >= lo && n <= hi });
+}
+ajv.addFormat("double", { type: "number", validate: () => true });
+ajv.addSchema(schema, "acp");
+const def = (name) => {
+  const v = ajv.getSchema(`acp#/$defs/${name}`);
+  assert.ok(v, `no $defs/${name} in the schema`);
+  return v;
+};
+const whole = ajv.compile({ $ref: "acp" });
+const resultTypes = {
+  initialize: "InitializeResponse", authenticate: "AuthenticateResponse",
+  "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
+  "session/list": "ListSessionsResponse", "session/resume": "ResumeSessionResponse",
+  "session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
+  "session/prompt": "PromptResponse",
+};
+const paramTypes = {
+  "session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest",
+  "elicitation/create": "CreateElicitationRequest", "$/cancel_request": "CancelRequestNotification",
+};
+const variantTypes = {
+  user_message_chunk: "ContentChunk", agent_message_chunk: "ContentChunk", agent_thought_chunk: "ContentChunk",
+  tool_call: "ToolCall", tool_call_update: "ToolCallUpdate",
+};
+
+// Frames: what the editor sent (to know which method a response answers) and
+// every frame the bridge wrote, each checked as it passes.
+const sentMethods = new Map(); // JSON id -> method
+const frames = [];
+const failures = [];
+function check(frame) {
+  const problems = [];
+  const run = (name, validate, value) => {
+    if (!validate(value)) problems.push(`${name}: ${ajv.errorsText(validate.errors)}`);
+  };
+  run("schema root", whole, frame);
+  if (frame.jsonrpc !== "2.0") problems.push("jsonrpc is not 2.0");
+  if ("method" in frame) {
+    const type = paramTypes[frame.method];
+    if (!type) problems.push(`the bridge sent an unexpected method ${frame.method}`);
+    else run(type, def(type), frame.params);
+    if (frame.method === "session/update") {
+      const variant = variantTypes[frame.params?.update?.sessionUpdate];
+      if (!variant) problems.push(`unexpected update ${frame.params?.update?.sessionUpdate}`);
+      else run(variant, def(variant), frame.params.update);
+    }
+  } else if ("error" in frame) {
+    run("Error", def("Error"), frame.error);
+  } else {
+    const method = sentMethods.get(JSON.stringify(frame.id));
+    const type = resultTypes[method];
+    if (!type) problems.push(`a result for ${method ?? "an unknown request"}`);
+    else run(type, def(type), frame.result);
+  }
+  if (problems.length) failures.push({ frame, problems });
+}
+
+function lineTap(onLine) {
+  let buf = "";
+  return new Transform({
+    transform(chunk, _enc, done) {
+      buf += chunk.toString("utf8");
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (line.trim()) onLine(line);
+      }
+      done(null, chunk);
+    },
+  });
+}
+
+// A home with an agent of full autonomy and a project directory.
+const home = mkdtempSync(join(tmpdir(), "zcts"));
+const project = join(home, "proj");
+mkdirSync(project, { recursive: true });
+mkdirSync(join(home, ".zeroclaw"), { recursive: true, mode: 0o700 });
+writeFileSync(join(home, ".zeroclaw", "config.toml"), '[agents.full]\nprovider = "echo"\nautonomy = "full"\n', { mode: 0o600 });
+const env = { ...process.env, HOME: home };
+for (const k of Object.keys(env)) if (k.startsWith("ZEROCLAW_")) delete env[k];
+
+function startBridge(args) {
+  const child = spawn(binary, ["acp", ...args], { env, stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const fromBridge = child.stdout.pipe(lineTap((line) => {
+    let frame;
+    try { frame = JSON.parse(line); } catch { failures.push({ frame: line, problems: ["stdout carries a line that is not JSON"] }); return; }
+    frames.push(frame);
+    check(frame);
+  }));
+  const toBridge = lineTap((line) => {
+    let m;
+    try { m = JSON.parse(line); } catch { return; } // the bad-JSON check sends one on purpose
+    if ("method" in m && "id" in m) sentMethods.set(JSON.stringify(m.id), m.method);
+  });
+  toBridge.pipe(child.stdin);
+  const stream = acp.ndJsonStream(Writable.toWeb(toBridge), Readable.toWeb(fromBridge));
+  return { child, exited, stream, toBridge };
+}
+
+const updates = [];
+const asked = [];
+const elicited = [];
+function editorApp() {
+  return acp.client({ name: "zed-like-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => { updates.push(params); })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    })
+    .onRequest(acp.methods.client.elicitation.create, ({ params }) => {
+      elicited.push(params);
+      return { action: "accept", content: { answer: "blue" } };
+    });
+}
+const take = () => updates.splice(0);
+const kinds = (us) => us.map((u) => u.update.sessionUpdate);
+const textOf = (us, kind) => us.filter((u) => u.update.sessionUpdate === kind).map((u) => u.update.content.text).join("");
+
+// What Zed sends at initialize.
+const zedInitialize = {
+  protocolVersion: 1,
+  clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, elicitation: { form: {} }, _meta: { "terminal-auth": true } },
+  clientInfo: { name: "zed", title: "Zed", version: "0.999.0" },
+  _meta: { zed: { test: true } },
+};
+
+let sid;
+// First bridge: the default (supervised) agent.
+{
+  const b = startBridge([]);
+  await editorApp().connectWith(b.stream, async (agent) => {
+    const init = await agent.request(acp.methods.agent.initialize, zedInitialize);
+    assert.equal(init.protocolVersion, 1);
+    assert.equal(init.agentCapabilities.loadSession, true);
+    assert.deepEqual(init.authMethods, []);
+    assert.equal(init.agentInfo.name, "zeroclaw");
+
+    ({ sessionId: sid } = await agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] }));
+    const r1 = await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: sid,
+      prompt: [
+        { type: "text", text: "/think weighing it\n/tool list_dir {\"path\":\".\"}\n/tool write_file {\"path\":\"out.txt\",\"content\":\"hi\"}\nhello from zed" },
+        { type: "resource_link", name: "main.go", uri: "file:///src/main.go" },
+        { type: "resource", resource: { uri: "file:///src/notes.md", text: "# notes", mimeType: "text/markdown" } },
+        { type: "image", mimeType: "image/png", data: Buffer.from("\x89PNG fake").toString("base64") },
+      ],
+    });
+    assert.equal(r1.stopReason, "end_turn");
+    const us = take();
+    assert.deepEqual(kinds(us).slice(0, 3), ["agent_thought_chunk", "tool_call", "tool_call"]);
+    assert.equal(asked.length, 1, "one permission request, for write_file");
+    assert.equal(asked[0].toolCall.kind, "edit");
+    assert.match(textOf(us, "agent_message_chunk"), /^echo: hello from zed\n\/src\/main.go\n\/src\/notes.md\n# notes\n\[IMAGE:/);
+    assert.equal(readFileSync(join(project, "out.txt"), "utf8"), "hi");
+
+    // Elicitation: declared at initialize, so the question reaches the editor.
+    await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: sid, prompt: [{ type: "text", text: "/tool ask_user {\"question\":\"Which?\",\"choices\":[\"red\",\"blue\"]}\nask" }],
+    });
+    assert.equal(elicited.length, 1);
+    assert.match(textOf(take(), "agent_message_chunk"), /ask_user -> blue/);
+
+    // Cancel a running tool: the SDK's session/cancel notification.
+    const full = await agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const running = agent.request(acp.methods.agent.session.prompt, {
+      sessionId: full.sessionId, prompt: [{ type: "text", text: "/tool list_dir {\"path\":\".\"}\n/tool shell {\"command\":\"sleep 30\"}\nwait" }],
+    });
+    while (asked.length < 2) await new Promise((r) => setTimeout(r, 10)); // the shell asks first
+    await agent.notify(acp.methods.agent.session.cancel, { sessionId: full.sessionId });
+    assert.equal((await running).stopReason, "cancelled");
+
+    // Errors as ACP codes.
+    await assert.rejects(agent.request(acp.methods.agent.session.prompt, { sessionId: "missing", prompt: [{ type: "text", text: "x" }] }),
+      (e) => e.code === -32002);
+    await assert.rejects(agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] }),
+      (e) => e.code === -32602);
+    await assert.rejects(agent.request("session/set_mode", { sessionId: sid, modeId: "x" }), (e) => e.code === -32601);
+
+    const list = await agent.request(acp.methods.agent.session.list, {});
+    const mine = list.sessions.find((s) => s.sessionId === sid);
+    assert.ok(mine, "the session is listed");
+    assert.equal(mine.cwd, project);
+    assert.match(mine.title, /^\/think weighing it$/);
+    take();
+  });
+  b.toBridge.end();
+  const { code } = await b.exited;
+  assert.equal(code, 0, "zeroclaw acp exits 0 when its input ends");
+}
+
+// Second bridge (a new editor window): load replays the history, then close and delete.
+{
+  const b = startBridge(["--agent", "full"]);
+  await editorApp().connectWith(b.stream, async (agent) => {
+    await agent.request(acp.methods.agent.initialize, zedInitialize);
+    await agent.request(acp.methods.agent.session.load, { sessionId: sid, cwd: project, mcpServers: [] });
+    const us = take();
+    const ks = kinds(us);
+    assert.equal(ks[0], "user_message_chunk");
+    assert.ok(ks.includes("tool_call") && ks.includes("tool_call_update") && ks.includes("agent_message_chunk"), `replayed ${ks}`);
+    assert.match(textOf(us, "user_message_chunk"), /hello from zed/);
+    await agent.request(acp.methods.agent.session.resume, { sessionId: sid, cwd: project });
+    await agent.request(acp.methods.agent.session.close, { sessionId: sid });
+    await agent.request(acp.methods.agent.session.delete, { sessionId: sid });
+    await assert.rejects(agent.request(acp.methods.agent.session.load, { sessionId: sid, cwd: project, mcpServers: [] }),
+      (e) => e.code === -32002);
+  });
+  b.toBridge.end();
+  assert.equal((await b.exited).code, 0);
+}
+
+// Frames the SDK never sends: bad JSON, a cancel_request for a running prompt.
+{
+  const b = startBridge(["--agent", "full"]);
+  const lines = [];
+  b.child.stdout.on("data", () => {});
+  const got = (pred) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("no matching frame within 30s")), 30000);
+    const poll = setInterval(() => {
+      const f = frames.find((x) => !lines.includes(x) && pred(x));
+      if (f) { lines.push(f); clearInterval(poll); clearTimeout(timer); resolve(f); }
+    }, 5);
+  });
+  const send = (obj) => b.toBridge.write((typeof obj === "string" ? obj : JSON.stringify(obj)) + "\n");
+  send({ jsonrpc: "2.0", id: "i", method: "initialize", params: zedInitialize });
+  await got((f) => f.id === "i");
+  send("{not json");
+  assert.equal((await got((f) => f.id === null && f.error)).error.code, -32700);
+  send({ jsonrpc: "2.0", id: "n", method: "session/new", params: { cwd: project, mcpServers: [] } });
+  const s = (await got((f) => f.id === "n")).result.sessionId;
+  send({ jsonrpc: "2.0", id: 41, method: "session/prompt", params: { sessionId: s, prompt: [{ type: "text", text: "/tool shell {\"command\":\"sleep 30\"}" }] } });
+  await got((f) => f.method === "session/update" && f.params.update.sessionUpdate === "tool_call");
+  send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 41 } });
+  assert.equal((await got((f) => f.id === 41)).result.stopReason, "cancelled");
+  b.toBridge.end();
+  assert.equal((await b.exited).code, 0);
+}
+
+rmSync(home, { recursive: true, force: true });
+const counts = {};
+for (const f of frames) {
+  const k = f.method ? (f.method === "session/update" ? `update:${f.params.update.sessionUpdate}` : f.method) : (f.error ? "error" : "result");
+  counts[k] = (counts[k] ?? 0) + 1;
+}
+console.log(`checked ${frames.length} frames against the ACP v1 schema:`, JSON.stringify(counts));
+if (failures.length) {
+  for (const f of failures) console.error("INVALID FRAME", JSON.stringify(f.frame), "\n  ", f.problems.join("\n   "));
+  process.exit(1);
+}
+console.log("acp.test.mjs: all checks passed");
