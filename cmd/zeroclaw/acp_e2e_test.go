@@ -866,3 +866,61 @@ func TestACPRawFramesBadJSONUnknownMethodsAndCancelRequest(t *testing.T) {
 		t.Fatal("no exit after EOF")
 	}
 }
+
+func TestACPEditorThatFallsBehindStillGetsTheWholeTurn(t *testing.T) {
+	h, project := acpHome(t)
+	r := startRaw(t, h, "--agent", "full")
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.until("1")
+	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, project))
+	m, _ := r.until("2")
+	sid := m["result"].(map[string]any)["sessionId"].(string)
+
+	// 24,000 updates while the editor reads nothing: the bridge's writes back up and
+	// its queue of daemon updates (20,000) overflows. The bridge must replay what was
+	// dropped, on a new connection, before it answers.
+	const calls = 4000
+	prompt := strings.Repeat("/tool list_dir {\"path\":\".\"}\n", calls) + "many"
+	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}}`, sid, prompt))
+	// Read nothing until the daemon has finished the turn (its transcript is complete).
+	c := dial(t, filepath.Join(h, ".zeroclaw", "data", "daemon.sock"))
+	c.initialize()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		res := c.must("session/messages", fmt.Sprintf(`{"sessionId":%q,"limit":1}`, sid))
+		if res["total"].(float64) >= 2*calls+2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn did not finish on the daemon: %v", res)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res, before := r.until("3")
+	if res["result"].(map[string]any)["stopReason"] != "end_turn" {
+		t.Fatalf("prompt: %v", res)
+	}
+	waitLog(t, r.e, regexp.MustCompile(`fell behind`), 1)
+	seen := map[string]int{}
+	var reply strings.Builder
+	for _, f := range before {
+		p, _ := f["params"].(map[string]any)
+		u, _ := p["update"].(map[string]any)
+		switch u["sessionUpdate"] {
+		case "tool_call":
+			seen[u["toolCallId"].(string)]++
+		case "tool_call_update":
+			seen[u["toolCallId"].(string)] += 10
+		case "agent_message_chunk":
+			reply.WriteString(u["content"].(map[string]any)["text"].(string))
+		}
+	}
+	for id, n := range seen {
+		if n != 11 {
+			t.Fatalf("tool call %s: forwarded %d calls and %d results, want 1 and 1", id, n%10, n/10)
+		}
+	}
+	if len(seen) != calls || strings.Count(reply.String(), "list_dir -> ") != calls || !strings.HasPrefix(reply.String(), "echo: many") {
+		t.Errorf("the editor got %d tool calls and %d result lines, want %d of each", len(seen), strings.Count(reply.String(), "list_dir -> "), calls)
+	}
+}

@@ -22,6 +22,14 @@ const ProtocolVersion = 1
 // daemon's per-file limit) takes about 14 MiB as base64.
 const MaxLine = 32 << 20
 
+// The bridge's queue of daemon updates waiting for the editor holds a whole replay
+// (rpc.replay_events, 10,000 by default) and more: the editor reads at its own
+// pace, and a session/load or a re-attach replays as fast as the daemon sends.
+const (
+	QueueFrames = 20000
+	QueueBytes  = 64 << 20
+)
+
 // Options configure a Bridge.
 type Options struct {
 	// Agent is the agent alias of the sessions session/new opens; "" means "default".
@@ -50,6 +58,8 @@ type Bridge struct {
 	mu       sync.Mutex
 	elicit   bool           // the editor declared form elicitation
 	d        *client.Client // nil before the first request and after it ended
+	stale    bool           // d lagged behind: the next request dials a new connection
+	retired  []*client.Client
 	attached map[string]bool
 	sessions map[string]*sessionState
 	requests map[string]*request // the editor's requests in flight, by id
@@ -113,11 +123,13 @@ func (b *Bridge) Serve(in io.Reader, out io.Writer) error {
 	err := b.editor.Run()
 	b.stop()
 	b.mu.Lock()
-	d := b.d
-	b.d = nil
+	conns := append(b.retired, b.d)
+	b.d, b.retired = nil, nil
 	b.mu.Unlock()
-	if d != nil {
-		d.Close()
+	for _, d := range conns {
+		if d != nil {
+			d.Close()
+		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		b.log.Info("editor connection ended", "err", err)
@@ -277,9 +289,11 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 	b.mu.Lock()
 	elicit := b.elicit
 	b.mu.Unlock()
+	var conn atomic.Pointer[client.Client] // the connection being dialed, for its updates
 	opts := []client.Option{
 		client.WithLogger(b.log), client.WithClientInfo("zeroclaw-acp", b.opts.Version),
-		client.WithUpdateHandler(b.forward),
+		client.WithUpdateHandler(func(u client.Update) { b.forward(conn.Load(), u) }),
+		client.WithUpdateQueue(QueueFrames, QueueBytes),
 	}
 	if b.opts.AutoStart != nil {
 		opts = append(opts, client.WithAutoStart(*b.opts.AutoStart))
@@ -291,14 +305,20 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot reach the zeroclaw daemon: "+err.Error(), nil)
 	}
+	conn.Store(d)
 	if _, err := d.Initialize(ctx); err != nil {
 		d.Close()
 		return nil, err
 	}
 	b.mu.Lock()
-	old := b.d
-	b.d = d
+	old, stale := b.d, b.stale
+	b.d, b.stale = d, false
 	clear(b.attached)
+	if old != nil && stale {
+		// Requests may still be waiting on it; it closes when the bridge does.
+		b.retired = append(b.retired, old)
+		old = nil
+	}
 	b.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -315,7 +335,7 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 func (b *Bridge) live() *client.Client {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.d == nil {
+	if b.d == nil || b.stale {
 		return nil
 	}
 	select {
@@ -347,11 +367,16 @@ func (b *Bridge) session(ctx context.Context, sid string) (*client.Client, error
 	}
 	if _, err := d.Attach(ctx, sid, after, nil); err != nil {
 		var e *client.Error
-		if !errors.As(err, &e) || e.Reason() != "replay_truncated" {
+		var lag *client.LaggedError
+		switch {
+		case errors.As(err, &lag):
+			b.retire(d) // attached, but behind again: the next request dials anew
+		case !errors.As(err, &e) || e.Reason() != "replay_truncated":
 			return nil, err
-		}
-		if err := d.Call(ctx, "session/attach", map[string]any{"sessionId": sid}, nil); err != nil {
-			return nil, err
+		default:
+			if err := d.Call(ctx, "session/attach", map[string]any{"sessionId": sid}, nil); err != nil {
+				return nil, err
+			}
 		}
 	}
 	b.mu.Lock()
@@ -360,6 +385,20 @@ func (b *Bridge) session(ctx context.Context, sid string) (*client.Client, error
 	}
 	b.mu.Unlock()
 	return d, nil
+}
+
+// retire marks d as behind (lagged): the daemon, or the client's bounded queue,
+// dropped updates of a session on it. The next request dials a new connection,
+// which attaches each session again after the last update forwarded, so the missed
+// ones are replayed; updates that still arrive on d are forwarded only when new
+// (forward deduplicates by seq).
+func (b *Bridge) retire(d *client.Client) {
+	b.mu.Lock()
+	if b.d == d {
+		b.stale = true
+	}
+	b.mu.Unlock()
+	b.log.Warn("the daemon connection fell behind; reconnecting to replay what was missed")
 }
 
 // track records that the editor uses sid, attached on d, having seen updates up to

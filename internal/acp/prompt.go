@@ -82,8 +82,16 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	b.mu.Unlock()
 	// The wait outlives the request's own context: a cancelled prompt still waits for
 	// its turn to stop, and then answers "cancelled".
-	res, err := d.Prompt(b.ctx, p.SessionID, text, files, b.forward)
-	b.caughtUp(p.SessionID)
+	res, err := d.Prompt(b.ctx, p.SessionID, text, files, func(u client.Update) { b.forward(d, u) })
+	var lag *client.LaggedError
+	if errors.As(err, &lag) {
+		// Updates of the turn were dropped: replay them on a new connection first.
+		err = nil
+		b.retire(d)
+		if _, rerr := b.session(ctx, p.SessionID); rerr != nil {
+			b.log.Warn("replaying the updates missed during a turn failed", "session", p.SessionID, "err", rerr)
+		}
+	}
 	b.mu.Lock()
 	if s.turn == r {
 		s.turn = nil

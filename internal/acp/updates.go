@@ -13,9 +13,9 @@ import (
 // forward hands one native update to the editor as ACP (SPEC §17): text chunks as
 // chunks, tool calls and results as tool_call and tool_call_update, approval
 // requests as session/request_permission. history_trimmed, lagged and
-// request_resolved are handled here and not forwarded. It runs on the client's
-// update goroutine, in the daemon's order, and never waits for the editor.
-func (b *Bridge) forward(u client.Update) {
+// request_resolved are handled here and not forwarded; d is the connection the
+// update came on. It runs on the client's update goroutine, in the daemon's order.
+func (b *Bridge) forward(d *client.Client, u client.Update) {
 	sid := u.SessionID
 	b.mu.Lock()
 	s := b.state(sid)
@@ -57,60 +57,13 @@ func (b *Bridge) forward(u client.Update) {
 		go b.permission(u)
 	case client.RequestResolved:
 		b.withdraw(sid, u.RequestID)
-	case client.Lagged:
-		b.catchUp(sid)
+	case client.UpdateLagged:
+		b.retire(d)
 	case client.HistoryTrimmed:
 		b.log.Info("the daemon trimmed a session's model context", "session", sid,
 			"droppedMessages", u.Dropped, "keptMessages", u.Kept)
 	default:
 		b.log.Debug("ignored an update of an unknown type", "type", u.Type)
-	}
-}
-
-// catchUp re-attaches after a lagged update: the daemon detached this connection
-// from the session, and replays from the last update forwarded. It runs on its own
-// goroutine (the update goroutine must not wait for Attach); a prompt of the session
-// answers only once it is done (caughtUp).
-func (b *Bridge) catchUp(sid string) {
-	b.mu.Lock()
-	s := b.state(sid)
-	if s.catchUp != nil {
-		b.mu.Unlock()
-		return
-	}
-	done := make(chan struct{})
-	s.catchUp = done
-	after := s.lastSeq
-	d := b.d
-	b.mu.Unlock()
-	go func() {
-		defer func() {
-			b.mu.Lock()
-			s.catchUp = nil
-			b.mu.Unlock()
-			close(done)
-		}()
-		if d == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-		defer cancel()
-		if _, err := d.Attach(ctx, sid, after, nil); err != nil {
-			b.log.Warn("re-attaching after lagging behind failed", "session", sid, "err", err)
-		}
-	}()
-}
-
-// caughtUp waits for a re-attach of the session in progress.
-func (b *Bridge) caughtUp(sid string) {
-	b.mu.Lock()
-	var done chan struct{}
-	if s := b.sessions[sid]; s != nil {
-		done = s.catchUp
-	}
-	b.mu.Unlock()
-	if done != nil {
-		<-done
 	}
 }
 
