@@ -70,7 +70,7 @@ func TestChatJSONPrintsEveryUpdateThenTheResult(t *testing.T) {
 	}
 	var res map[string]any
 	json.Unmarshal([]byte(lines[len(lines)-1]), &res)
-	if res["stopReason"] != "end_turn" || res["text"] != "echo: hi" || len(types) < 2 || types[0] != "agent_thought_chunk" {
+	if res["stopReason"] != "end_turn" || res["text"] != "echo: hi" || len(types) < 3 || types[0] != "user_message" || types[1] != "agent_thought_chunk" {
 		t.Fatalf("output:\n%s", out)
 	}
 }
@@ -272,17 +272,17 @@ func TestChatResumeReplaysExactlyTheMissedUpdates(t *testing.T) {
 			}
 		}
 	}
-	prompt("first words", 3) // seq 1..3, before chat ever saw the session
+	prompt("first words", 3) // seq 1..4 (user_message first), before chat ever saw the session
 
 	p := startPTY(t, h, "--session", "mine")
 	p.waitFor("connected to", 1)
 	p.typeLine("/resume " + sid)
-	p.waitFor("replayed 3 updates after seq 0", 1)
+	p.waitFor("replayed 4 updates after seq 0", 1)
 	p.waitFor("echo: first words", 1)
 	prompt("second words", 4) // live: chat is attached now
 	p.waitFor("echo: second words", 1)
 	p.typeLine("/resume " + sid) // nothing missed since: nothing replayed
-	p.waitFor("replayed 0 updates after seq 6", 1)
+	p.waitFor("replayed 0 updates after seq 8", 1)
 	p.typeLine("/quit")
 	p.exit()
 	out := p.out.String()
