@@ -92,6 +92,37 @@ function check(frame) {
   if (problems.length) failures.push({ frame, problems });
 }
 
+// nativeClient is a minimal client of the daemon's own protocol, standing for another
+// client of the same session.
+async function nativeClient(socket) {
+  const { createConnection } = await import("node:net");
+  const conn = createConnection(socket);
+  await new Promise((resolve, reject) => { conn.once("connect", resolve); conn.once("error", reject); });
+  const waiting = new Map();
+  const seen = [];
+  let wake = () => {};
+  let next = 1;
+  conn.pipe(lineTap((line) => {
+    const m = JSON.parse(line);
+    if (m.method === "session/update") { seen.push(m.params); wake(); }
+    else if (waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
+  })).resume();
+  const call = (method, params) => new Promise((resolve, reject) => {
+    const id = next++;
+    waiting.set(id, (m) => (m.error ? reject(new Error(JSON.stringify(m.error))) : resolve(m.result)));
+    conn.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+  });
+  const update = async (type) => {
+    for (;;) {
+      const u = seen.find((x) => x.type === type);
+      if (u) return u;
+      await new Promise((r) => { wake = r; });
+    }
+  };
+  await call("initialize", { protocolVersion: 1 });
+  return { call, update, close: () => conn.end() };
+}
+
 function lineTap(onLine) {
   let buf = "";
   return new Transform({
@@ -137,13 +168,22 @@ function startBridge(args) {
 }
 
 const updates = [];
+let holdPermission = false;
+let withdrawn = 0;
 const asked = [];
 const elicited = [];
 function editorApp() {
   return acp.client({ name: "zed-like-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => { updates.push(params); })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
       asked.push(params);
+      if (holdPermission) {
+        // Left open until the bridge withdraws it ($/cancel_request aborts the signal).
+        return new Promise((resolve) => signal.addEventListener("abort", () => {
+          withdrawn += 1;
+          resolve({ outcome: { outcome: "cancelled" } });
+        }));
+      }
       return { outcome: { outcome: "selected", optionId: "allow_once" } };
     })
     .onRequest(acp.methods.client.elicitation.create, ({ params }) => {
@@ -214,6 +254,21 @@ let sid;
     await assert.rejects(agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] }),
       (e) => e.code === -32602);
     await assert.rejects(agent.request("session/set_mode", { sessionId: sid, modeId: "x" }), (e) => e.code === -32601);
+
+    // A permission request that another client answers is withdrawn from the editor.
+    const native = await nativeClient(join(home, ".zeroclaw", "data", "daemon.sock"));
+    await native.call("session/attach", { sessionId: sid });
+    holdPermission = true;
+    const held = agent.request(acp.methods.agent.session.prompt, {
+      sessionId: sid, prompt: [{ type: "text", text: "/tool write_file {\"path\":\"elsewhere.txt\",\"content\":\"x\"}\nwrite" }],
+    });
+    const approval = await native.update("approval_request");
+    await native.call("session/approve", { sessionId: sid, requestId: approval.requestId, decision: "allow_once" });
+    assert.equal((await held).stopReason, "end_turn");
+    assert.equal(withdrawn, 1, "the editor's permission request was withdrawn");
+    assert.ok(frames.some((f) => f.method === "$/cancel_request"), "a $/cancel_request was sent");
+    holdPermission = false;
+    native.close();
 
     const list = await agent.request(acp.methods.agent.session.list, {});
     const mine = list.sessions.find((s) => s.sessionId === sid);
