@@ -427,7 +427,24 @@ func (b *Bridge) state(sid string) *sessionState {
 
 // notify sends a session/update to the editor.
 func (b *Bridge) notify(sid string, update any) {
-	if err := b.editor.Notify("session/update", sessionNotification{SessionID: sid, Update: update}); err != nil {
-		b.log.Debug("the editor is gone; update not sent", "err", err)
+	b.send("session/update", sessionNotification{SessionID: sid, Update: update})
+}
+
+// send sends a notification to the editor, waiting while the editor's queue is
+// full: the editor reads at its own pace, and nothing it is owed is dropped.
+func (b *Bridge) send(method string, params any) {
+	for {
+		err := b.editor.Notify(method, params)
+		if !errors.Is(err, jsonrpc.ErrQueueFull) {
+			if err != nil {
+				b.log.Debug("the editor is gone; notification not sent", "method", method, "err", err)
+			}
+			return
+		}
+		select {
+		case <-b.editor.Room():
+		case <-b.editor.Done():
+			return
+		}
 	}
 }

@@ -103,9 +103,7 @@ func (b *Bridge) callEditor(ctx context.Context, method string, params, result a
 	var id jsonrpc.ID
 	err = b.editor.CallSent(ctx, method, params, result, func(sent jsonrpc.ID) { id = sent })
 	if err != nil && ctx.Err() != nil && id != nil {
-		if nerr := b.editor.Notify("$/cancel_request", map[string]any{"requestId": id}); nerr != nil {
-			b.log.Debug("withdrawing a request from the editor failed", "err", nerr)
-		}
+		b.send("$/cancel_request", map[string]any{"requestId": id})
 		return true, err
 	}
 	return false, err
