@@ -871,6 +871,8 @@ func TestACPRawFramesBadJSONUnknownMethodsAndCancelRequest(t *testing.T) {
 
 func TestACPEditorThatFallsBehindStillGetsTheWholeTurn(t *testing.T) {
 	h, project := acpHome(t)
+	// The daemon keeps enough updates to replay the whole turn (SPEC §14).
+	writeConfig(t, h, acpConfig+"\n[rpc]\nreplay_events = 100000\n")
 	r := startRaw(t, h, "--agent", "full")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
 	r.until("1")

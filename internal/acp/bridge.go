@@ -373,6 +373,8 @@ func (b *Bridge) session(ctx context.Context, sid string) (*client.Client, error
 		case !errors.As(err, &e) || e.Reason() != "replay_truncated":
 			return nil, err
 		default:
+			b.log.Warn("the daemon no longer keeps every update the editor missed; some are lost",
+				"session", sid, "afterSeq", after, "err", err)
 			if err := d.Call(ctx, "session/attach", map[string]any{"sessionId": sid}, nil); err != nil {
 				return nil, err
 			}

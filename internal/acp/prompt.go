@@ -85,9 +85,12 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	res, err := d.Prompt(b.ctx, p.SessionID, text, files, func(u client.Update) { b.forward(d, u) })
 	var lag *client.LaggedError
 	if errors.As(err, &lag) {
-		// Updates of the turn were dropped: replay them on a new connection first.
 		err = nil
-		b.retire(d)
+		b.retire(d) // the client's queue dropped updates
+	}
+	if err == nil && b.live() != d {
+		// Updates of the turn were dropped (the daemon's lagged, or the client's):
+		// replay them on a new connection before answering.
 		if _, rerr := b.session(ctx, p.SessionID); rerr != nil {
 			b.log.Warn("replaying the updates missed during a turn failed", "session", p.SessionID, "err", rerr)
 		}
