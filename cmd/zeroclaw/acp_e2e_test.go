@@ -708,8 +708,9 @@ func TestACPDaemonGoneMidTurnThenStartsAgain(t *testing.T) {
 		t.Fatalf("prompt when the daemon died: %v, want -32603 saying the daemon went away", err)
 	}
 	// The next request starts a daemon again; the session comes back from storage.
-	if stop := e.mustPrompt(sid, "are you back?"); stop != "end_turn" {
-		t.Fatalf("prompt after the daemon died: %s", stop)
+	if res, err := e.prompt(sid, acpsdk.TextBlock("are you back?")); err != nil || res.StopReason != "end_turn" {
+		daemonLog, _ := os.ReadFile(filepath.Join(h, ".zeroclaw", "data", "ephemeral-daemon.log"))
+		t.Fatalf("prompt after the daemon died: %v %v\ndaemon log:\n%s", res.StopReason, err, daemonLog)
 	}
 	waitLog(t, e, startedPID, 2)
 	if reply := textOf(e.take(), "agent_message_chunk"); !strings.Contains(reply, "echo: are you back?") {

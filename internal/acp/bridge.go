@@ -29,6 +29,9 @@ const (
 	QueueBytes  = 64 << 20
 )
 
+// dialAttempts bounds the dials of one reconnect whose connection closes at once.
+const dialAttempts = 5
+
 // Options configure a Bridge.
 type Options struct {
 	// Agent is the agent alias of the sessions session/new opens; "" means "default".
@@ -225,6 +228,15 @@ func (b *Bridge) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
 		return nil, errCancelled
 	}
 	res, err := h(ctx, r, req.Params)
+	if errors.Is(err, client.ErrClosed) {
+		// The daemon went away: the next request dials again (and may start one),
+		// even while this connection is still winding down.
+		b.mu.Lock()
+		if b.d != nil {
+			b.stale = true
+		}
+		b.mu.Unlock()
+	}
 	if err != nil {
 		if ctx.Err() != nil && req.Method != "session/prompt" {
 			return nil, errCancelled
@@ -300,14 +312,25 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 	if elicit {
 		opts = append(opts, client.WithElicitationHandler(b.elicitation))
 	}
-	d, err := client.Dial(ctx, b.opts.Endpoint, opts...)
-	if err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot reach the zeroclaw daemon: "+err.Error(), nil)
-	}
-	conn.Store(d)
-	if _, err := d.Initialize(ctx); err != nil {
+	var d *client.Client
+	for attempt := 1; ; attempt++ {
+		var err error
+		if d, err = client.Dial(ctx, b.opts.Endpoint, opts...); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot reach the zeroclaw daemon: "+err.Error(), nil)
+		}
+		conn.Store(d)
+		_, err = d.Initialize(ctx)
+		if err == nil {
+			break
+		}
 		d.Close()
-		return nil, err
+		// A daemon that was just killed can still take a connection into its
+		// listener's backlog, then drop it: dial again (which starts a new daemon
+		// once the endpoint refuses).
+		if !errors.Is(err, client.ErrClosed) || attempt == dialAttempts {
+			return nil, err
+		}
+		b.log.Info("the daemon closed the connection at initialize; dialing again", "attempt", attempt)
 	}
 	b.mu.Lock()
 	old, stale := b.d, b.stale

@@ -108,6 +108,11 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	case r.cancelled.Load():
 		return stopResult{StopReason: "cancelled"}, nil
 	case errors.Is(err, client.ErrClosed):
+		b.mu.Lock()
+		if b.d == d {
+			b.stale = true // dial again at the next request
+		}
+		b.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
 			"the zeroclaw daemon went away during the turn; the next request reconnects (or starts it again)", nil)
 	case err != nil:
