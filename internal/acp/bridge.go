@@ -72,6 +72,7 @@ type sessionState struct {
 	lastSeq uint64                        // the last update forwarded
 	turn    *request                      // the editor's prompt in flight, if any
 	asks    map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
+	asking  sync.WaitGroup                // questions put to the editor, until answered or withdrawn
 	catchUp chan struct{}                 // closed when a re-attach after lagged is done
 }
 

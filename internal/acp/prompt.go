@@ -95,6 +95,9 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 			b.log.Warn("replaying the updates missed during a turn failed", "session", p.SessionID, "err", rerr)
 		}
 	}
+	// The turn's questions are over: each one still open in the editor is withdrawn
+	// before the prompt answers.
+	s.asking.Wait()
 	b.mu.Lock()
 	if s.turn == r {
 		s.turn = nil

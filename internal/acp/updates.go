@@ -54,7 +54,14 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.ToolResult:
 		b.notify(sid, newToolResult(u.ToolCallID, u.RawOutput, u.IsError))
 	case client.ApprovalRequest:
-		go b.permission(u)
+		b.mu.Lock()
+		s := b.state(sid)
+		s.asking.Add(1)
+		b.mu.Unlock()
+		go func() {
+			defer s.asking.Done()
+			b.permission(u)
+		}()
 	case client.RequestResolved:
 		b.withdraw(sid, u.RequestID)
 	case client.UpdateLagged:
@@ -164,6 +171,11 @@ func (b *Bridge) permission(u client.Update) {
 // elicitation forwards the daemon's elicitation/create to the editor (only set when
 // the editor declared form elicitation). A question resolved elsewhere is withdrawn.
 func (b *Bridge) elicitation(ctx context.Context, e client.Elicitation) (client.ElicitationResult, error) {
+	b.mu.Lock()
+	s := b.state(e.SessionID)
+	s.asking.Add(1)
+	b.mu.Unlock()
+	defer s.asking.Done()
 	actx, done := b.ask(e.SessionID, e.RequestID, 0)
 	defer done()
 	stop := context.AfterFunc(ctx, done)
