@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestArchitectureNamesOnlyWhatExists keeps docs/ARCHITECTURE.md true: every package
+// directory and Go file it names in backquotes exists in the repository, and every
+// package of the module is named there.
+func TestArchitectureNamesOnlyWhatExists(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	// `internal/x`, `internal/x/file.go`, `cmd/x`, `client`, `jsonrpc`, and the file
+	// names a sentence gives beside them (`server.go`) are checked against the tree.
+	for _, m := range regexp.MustCompile("`((?:internal|cmd)/[a-z0-9_/-]+(?:\\.go)?|client|jsonrpc)[`/ .]").FindAllStringSubmatch(string(doc), -1) {
+		p := m[1]
+		named[strings.TrimSuffix(p, "/")] = true
+	}
+	if len(named) < 10 {
+		t.Fatalf("found only %d paths in docs/ARCHITECTURE.md", len(named))
+	}
+	for p := range named {
+		if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+			t.Errorf("docs/ARCHITECTURE.md names %s, which does not exist", p)
+		}
+	}
+	// Every package directory of the module appears in the doc.
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel("../..", filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if rel != "." && !named[rel] && !strings.Contains(string(doc), "`"+rel+"`") {
+			named[rel] = true // report once
+			t.Errorf("package %s is not described in docs/ARCHITECTURE.md", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
