@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,5 +53,30 @@ func TestArchitectureNamesOnlyWhatExists(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTheCoreKnowsNothingOfJSONRPC: below internal/rpc, internal/session and
+// internal/upload depend on no wire package, and upload not on session.
+func TestTheCoreKnowsNothingOfJSONRPC(t *testing.T) {
+	const mod = "github.com/zeroclaw-labs/zeroclaw-go/"
+	forbidden := map[string][]string{
+		"internal/session": {"jsonrpc", "internal/rpc"},
+		"internal/upload":  {"jsonrpc", "internal/rpc", "internal/session"},
+	}
+	for pkg, banned := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := map[string]bool{}
+		for _, line := range strings.Fields(string(out)) {
+			deps[strings.TrimPrefix(line, mod)] = true
+		}
+		for _, b := range banned {
+			if deps[b] {
+				t.Errorf("%s depends on %s", pkg, b)
+			}
+		}
 	}
 }
