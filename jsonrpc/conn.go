@@ -70,6 +70,12 @@ type Options struct {
 	// client whose slots are all held by long calls can still reach the daemon with
 	// these (SPEC §15). Priority requests have as many slots again of their own.
 	Priority func(*Request) bool
+	// Recycle, when it reports true for a request, says that its handler keeps
+	// nothing of the request (its Params, its ID) once it has returned, and its
+	// result nothing of them once encoded: the buffer of a large frame is then
+	// reused for later frames instead of being left to the garbage collector (the
+	// server says so for upload chunks, 1.4 MB each).
+	Recycle func(*Request) bool
 	// OutboundFrames and OutboundBytes bound the notifications queued for the peer
 	// and not yet written; Notify refuses one that does not fit (ErrQueueFull).
 	// Zero means OutboundFrames and OutboundBytes. Responses are never refused.
@@ -89,6 +95,7 @@ type Conn struct {
 	inline   func(*Request) bool
 	ordered  func(*Request) bool
 	priority func(*Request) bool
+	recycles func(*Request) bool
 	log      *slog.Logger
 	slots    chan struct{}
 	urgent   chan struct{} // the slots of priority requests
@@ -97,6 +104,7 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	peek    interface{ Buffered() bool } // the framer, when it can tell; else nil
+	taker   frameTaker                   // the framer, when it can hand a frame over; else nil
 	out     outbox
 	arena   arena  // the reader's allocations (arena.go)
 	scratch []byte // the reader's encoding buffer for inline answers
@@ -128,6 +136,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		inline:    opts.Inline,
 		ordered:   opts.Ordered,
 		priority:  opts.Priority,
+		recycles:  opts.Recycle,
 		log:       log,
 		slots:     make(chan struct{}, n),
 		urgent:    make(chan struct{}, n),
@@ -136,6 +145,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		inputDone: make(chan struct{}),
 	}
 	c.peek, _ = framer.(interface{ Buffered() bool })
+	c.taker, _ = framer.(frameTaker)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.out.init(c, opts.OutboundFrames, opts.OutboundBytes)
 	return c
@@ -196,13 +206,18 @@ func (c *Conn) readLoop() error {
 			return err
 		}
 		// Handlers outlive the framer's buffer. A frame of a burst is copied into the
-		// arena, with its Request: a lone one is allocated on its own.
-		var frame []byte
+		// arena, with its Request: a lone one is allocated on its own, and a large
+		// one (an upload chunk) is taken from the framer, not copied.
+		var frame, taken []byte
 		var env Envelope
-		if burst {
+		switch {
+		case c.taker != nil && c.taker.TakeFrame(line):
+			frame, taken = line, line
+			env = classify(frame, nil)
+		case burst:
 			frame = c.arena.clone(line)
 			env = classify(frame, &c.arena)
-		} else {
+		default:
 			frame = bytes.Clone(line)
 			env = classify(frame, nil)
 		}
@@ -214,7 +229,7 @@ func (c *Conn) readLoop() error {
 		case env.Response != nil:
 			c.deliver(env.Response)
 		case env.Request != nil:
-			if !c.dispatch(env.Request) {
+			if !c.dispatch(env.Request, taken) {
 				return ErrClosed
 			}
 		}
@@ -223,8 +238,9 @@ func (c *Conn) readLoop() error {
 
 // dispatch serves req: inline, or on a goroutine of its own once it has a slot. The
 // wait for a slot is the backpressure of SPEC §2; priority requests wait only for
-// each other. It reports false when the connection closed while waiting.
-func (c *Conn) dispatch(req *Request) bool {
+// each other. It reports false when the connection closed while waiting. taken is
+// req's frame when the reader took it from the framer (a large one), else nil.
+func (c *Conn) dispatch(req *Request, taken []byte) bool {
 	if c.ordered != nil && c.ordered(req) {
 		done := make(chan []byte)
 		var queued func()
@@ -233,7 +249,9 @@ func (c *Conn) dispatch(req *Request) bool {
 			queued = q
 			done <- msg
 		}()
-		if msg := <-done; msg != nil {
+		msg := <-done
+		c.recycle(req, taken)
+		if msg != nil {
 			c.out.push(msg, frameResponse, false, false)
 		}
 		runQueued(queued)
@@ -242,6 +260,7 @@ func (c *Conn) dispatch(req *Request) bool {
 	if c.inline != nil && c.inline(req) {
 		// Encoded in the reader's scratch buffer, which the queue copies.
 		msg, queued := c.answer(c.ctx, req, c.scratch[:0])
+		c.recycle(req, taken)
 		if msg != nil {
 			c.out.push(msg, frameResponse, false, true)
 			if cap(msg) <= 4<<10 { // an idle connection keeps no large buffer
@@ -275,6 +294,7 @@ func (c *Conn) dispatch(req *Request) bool {
 		ctx, cancel := context.WithCancel(c.ctx)
 		defer cancel()
 		msg, queued := c.answer(ctx, req, nil)
+		c.recycle(req, taken)
 		if msg != nil {
 			c.out.push(msg, frameResponse, true, false)
 		}
@@ -294,6 +314,14 @@ type Queued interface {
 func runQueued(f func()) {
 	if f != nil {
 		f()
+	}
+}
+
+// recycle gives the framer back a frame the reader took, once req is answered
+// (its answer encoded), when Options.Recycle says the handler kept nothing of it.
+func (c *Conn) recycle(req *Request, taken []byte) {
+	if taken != nil && c.recycles != nil && c.recycles(req) {
+		c.taker.ReturnFrame(taken)
 	}
 }
 
@@ -383,6 +411,14 @@ func (c *Conn) writeError(id ID, e *Error) {
 // buffered reports whether the framer holds another complete frame, so that the next
 // read cannot block.
 func (c *Conn) buffered() bool { return c.peek != nil && c.peek.Buffered() }
+
+// frameTaker is a Framer that can hand the buffer of the frame it just returned
+// over, instead of the Conn copying a large frame, and take such a buffer back
+// for later frames once nothing refers to it (NDJSON.TakeFrame, ReturnFrame).
+type frameTaker interface {
+	TakeFrame(line []byte) bool
+	ReturnFrame(line []byte)
+}
 
 // BatchWriter is a Framer that can write several messages at once. Conn's writer uses
 // it for everything that gathered while its previous write ran.

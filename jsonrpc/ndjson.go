@@ -86,6 +86,10 @@ type NDJSON struct {
 	timing           bool        // a read deadline for the started line is set
 	failed           atomic.Bool // a FrameError was returned: Close lingers so the reply is read
 	eof              bool
+	// large is the capacity a buffer needs for the last line longer than
+	// retainedReadBuffer, zero when the last line was short: the next line that
+	// outgrows the first read grows to it at once instead of doubling up to it.
+	large int
 }
 
 // NewNDJSON returns an NDJSON framer with the limits of SPEC §2.
@@ -102,6 +106,10 @@ func (f *NDJSON) ReadFrame() ([]byte, error) {
 			nl := f.scan + i
 			line := f.buf[f.start:nl]
 			f.start, f.scan = nl+1, nl+1
+			f.large = 0
+			if len(line) > retainedReadBuffer {
+				f.large = min(len(line)+len(line)/8+1, f.MaxLine)
+			}
 			if isBlank(line) {
 				continue
 			}
@@ -126,6 +134,33 @@ func (f *NDJSON) ReadFrame() ([]byte, error) {
 // does not read from the stream.
 func (f *NDJSON) Buffered() bool {
 	return bytes.IndexByte(f.buf[f.scan:f.end], '\n') >= 0
+}
+
+// TakeFrame hands the buffer holding line, the frame ReadFrame just returned, to the
+// caller, when the line is longer than retainedReadBuffer: it is then the caller's
+// for good, and the framer reads on into a buffer of its own. A caller that must
+// keep a frame beyond the next ReadFrame takes a large one this way instead of
+// copying it (an upload chunk is 1.4 MB). It reports false, and keeps the buffer,
+// for a short line or one it did not just return.
+func (f *NDJSON) TakeFrame(line []byte) bool {
+	at := cap(f.buf) - cap(line) // where line starts in buf, if it is buf's
+	if len(line) <= retainedReadBuffer || at < 0 || at+len(line) > f.start || &f.buf[:cap(f.buf)][at] != &line[0] {
+		return false
+	}
+	pending := f.buf[f.start:f.end]
+	f.buf = append(make([]byte, 0, max(len(pending), initialReadBuffer)), pending...)
+	f.buf = f.buf[:cap(f.buf)]
+	f.end, f.scan = len(pending), f.scan-f.start
+	f.start = 0
+	return true
+}
+
+// ReturnFrame takes back the buffer of a frame TakeFrame handed over, once nothing
+// refers to it any more: it serves a later large line of any connection.
+func (f *NDJSON) ReturnFrame(line []byte) {
+	if b := line[:0]; cap(b) > retainedReadBuffer && cap(b) <= f.MaxLine {
+		largeBuffers.Put(&b)
+	}
 }
 
 // fill reads more bytes, keeping the unread part of the current line and never
@@ -161,7 +196,11 @@ func (f *NDJSON) fill() error {
 		f.buf = make([]byte, min(initialReadBuffer, f.MaxLine))
 	}
 	if f.end == len(f.buf) {
-		f.grow(min(2*len(f.buf), f.MaxLine))
+		n := 2 * len(f.buf)
+		if f.large > n {
+			n = f.large // the last line was large: so is this one, likely
+		}
+		f.grow(min(n, f.MaxLine))
 	}
 	f.setLineDeadline(pending > 0)
 	n, err := f.rw.Read(f.buf[f.end:])
