@@ -210,6 +210,9 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 			row := s.methods[r.Method]
 			return row != nil && row.priority
 		},
+		// uploadChunk keeps nothing of its frame once answered (files.go): the
+		// frame's buffer, 1.4 MB, reads the next chunk.
+		Recycle:        func(r *jsonrpc.Request) bool { return r.Method == "file/upload/chunk" },
 		OutboundFrames: s.cfg.OutboundFrames,
 		OutboundBytes:  s.cfg.OutboundBytes,
 		Logger:         log,
