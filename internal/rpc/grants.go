@@ -96,7 +96,22 @@ func (c *connState) authorize(ctx context.Context, row *methodRow) (context.Cont
 		return ctx, jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
 			map[string]any{"reason": "local_only", "method": row.name})
 	}
-	return context.WithValue(ctx, authorityKey{}, a), nil
+	return &authorized{Context: ctx, a: a}, nil
+}
+
+// authorized is a call's context carrying the authority the gate resolved for it:
+// one allocation per call, where context.WithValue took two (its node and the
+// boxed Authority). Every other key, and cancellation, is ctx's.
+type authorized struct {
+	context.Context
+	a auth.Authority
+}
+
+func (c *authorized) Value(key any) any {
+	if key == (authorityKey{}) {
+		return &c.a
+	}
+	return c.Context.Value(key)
 }
 
 // authority resolves the connection's credential under cfg. The principal was
@@ -130,6 +145,8 @@ func (c *connState) authority(cfg config.Config) (auth.Authority, error) {
 // authorityFrom returns the authority the gate resolved for this call; none (nothing
 // allowed) outside the gate.
 func authorityFrom(ctx context.Context) auth.Authority {
-	a, _ := ctx.Value(authorityKey{}).(auth.Authority)
-	return a
+	if a, ok := ctx.Value(authorityKey{}).(*auth.Authority); ok {
+		return *a
+	}
+	return auth.Authority{}
 }
