@@ -94,6 +94,7 @@ type Server struct {
 	names   []string               // sorted method names, for initialize
 
 	instanceID string // random per Server, so per daemon start (initialize.go)
+	statusParts statusCache // the constant bytes of status answers (status_json.go)
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
