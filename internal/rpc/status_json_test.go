@@ -1,10 +1,15 @@
 package rpc
 
 import (
+	"context"
 	"encoding/json/v2"
+	"log/slog"
+	"os"
 	"testing"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
 func TestStatusEncodingMatchesEncodingJSON(t *testing.T) {
@@ -31,5 +36,35 @@ func TestStatusEncodingMatchesEncodingJSON(t *testing.T) {
 		if _, err := bad.AppendJSON(nil); err == nil {
 			t.Errorf("AppendJSON(%+v) took invalid UTF-8", bad)
 		}
+	}
+}
+
+// A status call through the gate allocates for the call's authorized context and
+// the session list only: the result and the authority box nothing, and the
+// server's fixed members are encoded once.
+func TestStatusCallAllocations(t *testing.T) {
+	h := startServer(t, Config{})
+	c := &connState{srv: h.srv, peer: Peer{UID: os.Getuid()}, log: slog.New(slog.DiscardHandler)}
+	c.session.Store(&handshake{principal: auth.Operator()})
+	c.initialized.Store(true)
+	req := &jsonrpc.Request{ID: jsonrpc.ID("1"), Method: "status"}
+	ctx := context.Background()
+	var buf []byte
+	call := func() {
+		res, err := c.Handle(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buf, err = res.(jsonrpc.Appender).AppendJSON(buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call()
+	var got map[string]any
+	if err := json.Unmarshal(buf, &got); err != nil || got["endpoint"] != h.addr || got["pid"] != float64(os.Getpid()) {
+		t.Fatalf("status answered %s (%v)", buf, err)
+	}
+	if n := testing.AllocsPerRun(100, call); n > 2 {
+		t.Errorf("%.1f allocations per status call, want at most 2", n)
 	}
 }
