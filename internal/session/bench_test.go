@@ -60,7 +60,11 @@ func startServer(b *testing.B) string {
 		b.Fatal(err)
 	}
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
-	srv := rpc.NewServer(rpc.Config{DataDir: dir, Endpoint: path, DaemonUID: os.Getuid(), Logger: log, Sessions: sessions})
+	// The queue of the load generator's session daemon: an echo turn publishes
+	// faster than the client reads, and with the default queue of 2,048 frames the
+	// client would be detached (lagged, SPEC §15) before the turn ends.
+	srv := rpc.NewServer(rpc.Config{DataDir: dir, Endpoint: path, DaemonUID: os.Getuid(), Logger: log, Sessions: sessions,
+		OutboundFrames: 65536, OutboundBytes: 64 << 20})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
