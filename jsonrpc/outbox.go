@@ -40,12 +40,14 @@ type outbox struct {
 	cond sync.Cond // broadcast after each write and at close
 	// queue holds the frames not yet taken by the writer; spare is the slice of a
 	// finished batch, kept for the next one. Over a StreamFramer the frames are
-	// appended to stream instead, framed, in a buffer from a shared pool that the
-	// writer hands back once written: no copy per frame, and none held when idle.
-	queue, spare [][]byte
-	framer       StreamFramer // nil when the framer is not one
-	stream       *[]byte
-	queued       int // frames not yet taken by the writer
+	// appended to stream instead, framed, in buffers of about streamChunk from a
+	// shared pool that the writer hands back once written: no copy per frame, none
+	// held when idle, and a long burst fills more buffers instead of growing one by
+	// doubling (each doubling a copy and an allocation of the whole backlog).
+	queue, spare        [][]byte
+	framer              StreamFramer // nil when the framer is not one
+	stream, spareStream []*[]byte
+	queued              int // frames not yet taken by the writer
 	// Totals of what is queued or being written, and the part of them still queued.
 	notes, noteBytes, answerBytes    int
 	qNotes, qNoteBytes, qAnswerBytes int
@@ -81,8 +83,13 @@ type StreamFramer interface {
 // streamBuffers are the outbound buffers of every connection over a StreamFramer.
 var streamBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledStream bounds the buffers kept in streamBuffers.
-const maxPooledStream = 256 << 10
+// A stream buffer takes frames until it holds streamChunk bytes (one frame larger
+// than that has a buffer of its own); maxPooledStream bounds the buffers kept in
+// streamBuffers.
+const (
+	streamChunk     = 128 << 10
+	maxPooledStream = 256 << 10
+)
 
 // push queues msg, which it may keep (borrowed: only until it returns). With kick it
 // starts the writer when none runs; without, the frame waits for the next start (the
@@ -116,10 +123,7 @@ func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	}
 	switch {
 	case o.framer != nil:
-		if o.stream == nil {
-			o.stream = streamBuffers.Get().(*[]byte)
-		}
-		*o.stream = o.framer.AppendFrame(*o.stream, msg)
+		o.appendStream(msg)
 	case borrowed:
 		o.queue = append(o.queue, bytes.Clone(msg))
 	default:
@@ -137,6 +141,27 @@ func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	return nil
 }
 
+// appendStream appends msg, framed, to the stream's last buffer, or to a new one
+// when msg does not fit in the last one and growing it would make it streamChunk
+// bytes or more.
+func (o *outbox) appendStream(msg []byte) {
+	n := len(o.stream)
+	if n == 0 {
+		o.stream = append(o.stream, streamBuffers.Get().(*[]byte))
+		n = 1
+	} else if b := *o.stream[n-1]; len(b) > 0 && len(b)+len(msg)+1 > cap(b) && len(b)+len(msg) >= streamChunk {
+		// A backlog: this buffer, and likely the next, fill to streamChunk.
+		next := streamBuffers.Get().(*[]byte)
+		if cap(*next) < streamChunk {
+			*next = make([]byte, 0, streamChunk)
+		}
+		o.stream = append(o.stream, next)
+		n++
+	}
+	b := o.stream[n-1]
+	*b = o.framer.AppendFrame(*b, msg)
+}
+
 // start starts the writer when frames wait and none runs.
 func (o *outbox) start() {
 	o.mu.Lock()
@@ -152,22 +177,27 @@ func (o *outbox) startLocked() {
 }
 
 // run is the writer: it writes the queue until it is empty, each time all of it in
-// one write.
+// one write (over a StreamFramer, one per buffer of about streamChunk bytes).
 func (o *outbox) run() {
 	o.mu.Lock()
 	for o.queued > 0 && !o.closed {
 		batch, stream := o.queue, o.stream
-		o.queue, o.spare, o.stream, o.queued = o.spare, nil, nil, 0
+		o.queue, o.spare, o.stream, o.spareStream, o.queued = o.spare, nil, o.spareStream, nil, 0
 		notes, noteBytes, answerBytes := o.qNotes, o.qNoteBytes, o.qAnswerBytes
 		o.qNotes, o.qNoteBytes, o.qAnswerBytes = 0, 0, 0
 		o.mu.Unlock()
 
 		var err error
-		if stream != nil {
-			err = o.framer.WriteStream(*stream)
-			if cap(*stream) <= maxPooledStream {
-				*stream = (*stream)[:0]
-				streamBuffers.Put(stream)
+		if len(stream) > 0 {
+			for i, b := range stream {
+				if err == nil {
+					err = o.framer.WriteStream(*b)
+				}
+				if cap(*b) <= maxPooledStream {
+					*b = (*b)[:0]
+					streamBuffers.Put(b)
+				}
+				stream[i] = nil
 			}
 		} else {
 			err = o.c.writeFrames(batch)
@@ -182,6 +212,9 @@ func (o *outbox) run() {
 		if cap(batch) <= 1024 {
 			o.spare = batch[:0]
 		}
+		if cap(stream) <= 64 && o.spareStream == nil {
+			o.spareStream = stream[:0]
+		}
 		o.signalRoom()
 		o.cond.Broadcast()
 		if err != nil {
@@ -194,6 +227,9 @@ func (o *outbox) run() {
 	o.writing = false
 	if cap(o.spare) > 64 { // the burst is done: an idle connection keeps a small slice
 		o.spare = nil
+	}
+	if len(o.stream) == 0 { // nothing queued: an idle connection keeps no slice
+		o.stream, o.spareStream = nil, nil
 	}
 	o.cond.Broadcast()
 	o.mu.Unlock()
@@ -242,7 +278,7 @@ func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
 	clear(o.queue)
-	o.queue, o.stream, o.queued = nil, nil, 0
+	o.queue, o.stream, o.spareStream, o.queued = nil, nil, nil, 0
 	if o.room != nil {
 		close(o.room)
 		o.room = nil
