@@ -3,7 +3,9 @@ package store
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,8 +31,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 5 {
-		t.Fatalf("SchemaVersion() = %d, want 5", SchemaVersion())
+	if SchemaVersion() != 6 {
+		t.Fatalf("SchemaVersion() = %d, want 6", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {
@@ -148,5 +150,58 @@ func TestRefusesASchemaNewerThanItKnows(t *testing.T) {
 	}
 	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "99") {
 		t.Errorf("err = %v; want ErrSchemaTooNew naming version 99", err)
+	}
+}
+
+// Version 6 moves the replay log's runs to a rowid table keyed by an index: the
+// runs of a version 5 database replay as before, the log goes on from them, and a
+// deleted session's runs still go with it.
+func TestMigratesTheReplayLogToARowidTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	if err := privateFile(path); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	if err := migrate(ctx, db, path, 5); err != nil {
+		t.Fatalf("migrating to v5: %v", err)
+	}
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, agent, workspace, interaction_surface, created_at, last_activity, message_count, seq_mark, updates_kept)
+		 VALUES ('old', 'alice', 'default', '/w', 'rpc', 1000, 2000, 0, 3, 3)`,
+		`INSERT INTO update_runs VALUES ('old', 1, 2, CAST('{"seq":1}' || char(10) || '{"seq":2}' AS BLOB)), ('old', 3, 3, CAST('{"seq":3}' AS BLOB))`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := openAt(t, path)
+	if err := s.AppendUpdates(ctx, []Update{{SessionID: "old", Seq: 4, Payload: []byte(`{"seq":4}`)}, {SessionID: "old", Seq: 5, Payload: []byte(`{"seq":5}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	oldest, err := s.Updates(ctx, "old", 0, func(u Update) error {
+		got = append(got, fmt.Sprintf("%d %s", u.Seq, u.Payload))
+		return nil
+	})
+	want := []string{`1 {"seq":1}`, `2 {"seq":2}`, `3 {"seq":3}`, `4 {"seq":4}`, `5 {"seq":5}`}
+	if err != nil || oldest != 1 || !slices.Equal(got, want) {
+		t.Fatalf("Updates = %q, oldest %d, %v; want %q, 1", got, oldest, err, want)
+	}
+	var plan string
+	if err := s.w.QueryRowContext(ctx, `EXPLAIN QUERY PLAN
+		SELECT first_seq, last_seq FROM update_runs WHERE session_id = 'old' ORDER BY last_seq`).Scan(new(int), new(int), new(int), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "COVERING INDEX update_runs_by_seq") {
+		t.Errorf("a trim's scan of the runs is planned as %q, not on the covering index", plan)
+	}
+	if err := s.Delete(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.w.QueryRowContext(ctx, "SELECT count(*) FROM update_runs").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d runs left after the session was deleted (%v)", left, err)
 	}
 }

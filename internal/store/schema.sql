@@ -122,3 +122,22 @@ CREATE TABLE operations (
     FOREIGN KEY (session_id, turn_id) REFERENCES turns(session_id, turn_id) ON DELETE CASCADE
 ) STRICT;
 CREATE INDEX operations_by_turn ON operations(session_id, turn_id);
+
+-- +migration 6: the replay log's runs in a rowid table, keyed by an index
+-- In a WITHOUT ROWID table a run's payload (tens of KB) lives in the key's b-tree,
+-- and every comparison of a seek against an overflowing cell reads the whole row:
+-- each group commit and each trim read the payloads of the runs they passed. Here
+-- the key (with first_seq, so that a trim reads only the index) is an index of its
+-- own, and a payload is read only when it is replayed.
+CREATE TABLE update_runs_v6 (
+    id         INTEGER PRIMARY KEY,
+    session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    first_seq  INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL,
+    payload    BLOB    NOT NULL
+) STRICT;
+INSERT INTO update_runs_v6 (session_id, first_seq, last_seq, payload)
+    SELECT session_id, first_seq, last_seq, payload FROM update_runs ORDER BY session_id, last_seq;
+DROP TABLE update_runs;
+ALTER TABLE update_runs_v6 RENAME TO update_runs;
+CREATE UNIQUE INDEX update_runs_by_seq ON update_runs(session_id, last_seq, first_seq);
