@@ -89,6 +89,12 @@ type Store struct {
 	// so a replay never crosses the gap.
 	lostMu sync.Mutex
 	lost   map[string]uint64
+
+	// stmts are the writer's prepared statements of the replay log's group commit
+	// (updates.go, appendQueries), prepared at Open, read-only after: a commit of a
+	// streaming turn runs several, and preparing each every time cost as much as
+	// running it.
+	stmts map[string]*sql.Stmt
 }
 
 // Open opens (creating it 0600 if needed) the database at path, tightens an
@@ -136,6 +142,13 @@ func Open(path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx, appendQueries); err != nil {
+		for _, st := range s.stmts {
+			st.Close()
+		}
+		w.Close()
+		return nil, err
+	}
 	r, err := sql.Open("sqlite", path+"?"+common+"&_query_only=1")
 	if err != nil {
 		w.Close()
@@ -180,7 +193,34 @@ func privateFile(path string) error {
 
 // Close closes the database. Calls still running fail.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(append(errs, s.r.Close(), s.w.Close())...)
+}
+
+// prepare prepares the queries on the writer, before any transaction holds its one
+// connection.
+func (s *Store) prepare(ctx context.Context, queries []string) error {
+	s.stmts = make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("store: opening %s: preparing %q: %w", s.path, q, err)
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+// stmt returns query, one that prepare prepared, for use in the writer's
+// transaction tx; any other query is prepared in tx.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts[query]; ok {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
 }
 
 // write runs fn in one write transaction named op: FailWrites is asked after fn

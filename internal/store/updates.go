@@ -9,6 +9,36 @@ import (
 	"math"
 )
 
+// The queries of AppendUpdates, prepared once (Store.stmt).
+const (
+	qSessionExists = "SELECT 1 FROM sessions WHERE id = ?"
+	qStoredSeq     = "SELECT max(last_seq) FROM update_runs WHERE session_id = ?"
+	qInsertRun     = "INSERT INTO update_runs (session_id, first_seq, last_seq, payload) VALUES (?, ?, ?, ?)"
+	qCountKept     = `UPDATE sessions SET updates_kept = updates_kept + ?, seq_mark = max(seq_mark, ?)
+		WHERE id = ? RETURNING updates_kept`
+	qRuns = "SELECT first_seq, last_seq FROM update_runs WHERE session_id = ? ORDER BY last_seq"
+)
+
+var appendQueries = []string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns}
+
+// query runs one of appendQueries in tx.
+func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow runs one of appendQueries in tx and scans its one row into dest.
+func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args []any, dest ...any) error {
+	st, err := s.stmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(ctx, args...).Scan(dest...)
+}
+
 // Update is one stored session/update notification.
 type Update struct {
 	SessionID string
@@ -96,19 +126,20 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 	s.lostMu.Unlock()
 	err := s.write(ctx, OpAppendUpdates, func(tx *sql.Tx) error {
 		for _, id := range order {
-			err := sessionExists(ctx, tx, id)
-			if errors.Is(err, ErrNotFound) {
+			var one int
+			err := s.queryRow(ctx, tx, qSessionExists, []any{id}, &one)
+			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
 			if err != nil {
-				return err
+				return fmt.Errorf("store: looking up session %s: %w", id, err)
 			}
 			if l, ok := lost[id]; ok {
 				if err := dropThrough(ctx, tx, id, l); err != nil {
 					return err
 				}
 			}
-			added, maxSeq, err := insertUpdates(ctx, tx, id, bySession[id])
+			added, maxSeq, err := s.insertUpdates(ctx, tx, id, bySession[id])
 			if err != nil {
 				return err
 			}
@@ -163,9 +194,9 @@ const maxRun = 1024
 // insertUpdates stores one session's updates as runs of consecutive seqs, skipping
 // seqs at or below the highest already stored (a retried batch, or a late update of
 // an older seq, adds nothing), and returns how many it added and the highest seq.
-func insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string, us []Update) (added, maxSeq int64, err error) {
+func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string, us []Update) (added, maxSeq int64, err error) {
 	var stored sql.NullInt64
-	if err := tx.QueryRowContext(ctx, "SELECT max(last_seq) FROM update_runs WHERE session_id = ?", sessionID).Scan(&stored); err != nil {
+	if err := s.queryRow(ctx, tx, qStoredSeq, []any{sessionID}, &stored); err != nil {
 		return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
 	}
 	fresh := make([]Update, 0, len(us))
@@ -174,6 +205,10 @@ func insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string, us []Updat
 			fresh = append(fresh, u)
 			maxSeq = int64(u.Seq)
 		}
+	}
+	insert, err := s.stmt(ctx, tx, qInsertRun)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
 	}
 	for len(fresh) > 0 {
 		n := runLength(fresh)
@@ -198,8 +233,7 @@ func insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string, us []Updat
 		if payload == nil {
 			payload = []byte{} // NOT NULL: an empty payload is still a payload
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO update_runs (session_id, first_seq, last_seq, payload) VALUES (?, ?, ?, ?)",
-			sessionID, int64(run[0].Seq), int64(run[n-1].Seq), payload); err != nil {
+		if _, err := insert.ExecContext(ctx, sessionID, int64(run[0].Seq), int64(run[n-1].Seq), payload); err != nil {
 			return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
 		}
 		added += int64(n)
@@ -228,16 +262,14 @@ func runLength(us []Update) int {
 // every batch.
 func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, added, maxSeq int64) error {
 	var kept int64
-	err := tx.QueryRowContext(ctx, `UPDATE sessions SET updates_kept = updates_kept + ?, seq_mark = max(seq_mark, ?)
-		WHERE id = ? RETURNING updates_kept`, added, maxSeq, sessionID).Scan(&kept)
-	if err != nil {
+	if err := s.queryRow(ctx, tx, qCountKept, []any{added, maxSeq, sessionID}, &kept); err != nil {
 		return fmt.Errorf("store: counting the updates of %s: %w", sessionID, err)
 	}
 	keep := int64(s.keep)
 	if kept-keep <= keep/16 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT first_seq, last_seq FROM update_runs WHERE session_id = ? ORDER BY last_seq", sessionID)
+	rows, err := s.query(ctx, tx, qRuns, sessionID)
 	if err != nil {
 		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
 	}
