@@ -26,6 +26,9 @@ func FuzzClassify(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range longStringCases() {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		orig := bytes.Clone(frame)
 		env := Classify(frame)
@@ -160,8 +163,21 @@ var scanCases = []string{
 	`{"jsonrpc":"2.0","method":"m","params":{"s":"unterminated}`,
 }
 
+// longStringCases are frames with a string long enough for plainRest, with what
+// it must not take (or must) far into the string.
+func longStringCases() []string {
+	long := strings.Repeat("QUJD", 200)
+	frame := func(s string) string { return `{"jsonrpc":"2.0","method":"m","params":{"d":"` + s + `"},"id":1}` }
+	out := []string{frame(long), frame(long + long)}
+	for _, odd := range []string{`\\`, `\"`, `\n`, `\u00e9`, `\x`, `\`, "\n", "\x01", "\x1f", "\x7f", "\xff", "é", "\xe9", "😀"} {
+		out = append(out, frame(long+odd+long), frame(long+odd))
+	}
+	// Unterminated, and a quote right where the vector pass starts.
+	return append(out, `{"jsonrpc":"2.0","method":"m","params":{"d":"`+long, frame(strings.Repeat("A", 32))+long)
+}
+
 func TestScanAgreesWithTheDecoder(t *testing.T) {
-	for _, frame := range scanCases {
+	for _, frame := range append(scanCases, longStringCases()...) {
 		checkScan(t, []byte(frame))
 	}
 	// The fast path must take the ordinary frames, or it saves nothing.
@@ -171,7 +187,8 @@ func TestScanAgreesWithTheDecoder(t *testing.T) {
 			t.Errorf("scan declined %.80q", scanCases[i])
 		}
 	}
-	for _, frame := range []string{statusFrameText, promptFrameText} {
+	long := longStringCases()
+	for _, frame := range []string{statusFrameText, promptFrameText, long[0], long[1], long[2], long[4], long[8], long[20], long[24], long[28]} {
 		var f fields
 		if !f.scan([]byte(frame)) {
 			t.Errorf("scan declined %.80q", frame)

@@ -1,10 +1,13 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/segmentio/asm/ascii"
 )
 
 // scan is the classifier's fast path: one pass over the frame, with no decoder, that
@@ -239,6 +242,7 @@ func (s *scanner) digits() bool {
 // escape. Plain ASCII goes eight bytes at a time.
 func (s *scanner) string() (escaped, ok bool) {
 	s.i++
+	long := false
 	for {
 		for len(s.b)-s.i >= 32 { // long runs of plain ASCII (base64) 32 bytes at a time
 			b := s.b[s.i : s.i+32]
@@ -247,6 +251,15 @@ func (s *scanner) string() (escaped, ok bool) {
 				break
 			}
 			s.i += 32
+			if !long && len(s.b)-s.i >= longString {
+				// A long string (an upload chunk's 1.4 MB of base64): try the
+				// rest of it as printable ASCII in three vector passes.
+				long = true
+				if n := plainRest(s.b[s.i:]); n >= 0 {
+					s.i += n + 1
+					return escaped, true
+				}
+			}
 		}
 		for len(s.b)-s.i >= 8 {
 			if m := special(binary.LittleEndian.Uint64(s.b[s.i:])); m != 0 {
@@ -314,6 +327,23 @@ func (s *scanner) escape() bool {
 		return true
 	}
 	return false
+}
+
+// longString is how much of a frame must follow 32 plain bytes of a string for
+// string to try plainRest on the rest.
+const longString = 256
+
+// plainRest returns the index of the quote that ends b, a string's contents from
+// some point on, when everything before it is printable ASCII other than a
+// backslash, and -1 otherwise (string then reads on as usual). The quote is found
+// with one memchr, and the bytes before it checked with one more and one vector
+// pass (segmentio/asm), where string's eight bytes at a time ran at 2 GB/s.
+func plainRest(b []byte) int {
+	n := bytes.IndexByte(b, '"')
+	if n < 0 || bytes.IndexByte(b[:n], '\\') >= 0 || !ascii.ValidPrint(b[:n]) {
+		return -1
+	}
+	return n
 }
 
 // special marks, with its high bit, every byte of the eight in x (little endian)
