@@ -56,6 +56,11 @@ func scanSession(row interface{ Scan(...any) error }, extra ...any) (Session, er
 	return s, nil
 }
 
+// qInsertSession is CreateSession's insert, prepared once (Store.stmt).
+const qInsertSession = `INSERT INTO sessions
+	(id, owner, agent, workspace, interaction_surface, created_at, last_activity, killed_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
 // CreateSession stores a new session row. It fails with ErrExists when the id is
 // taken. Zero CreatedAt and LastActivity mean now; MessageCount and LastSeq are
 // ignored (a new session has neither).
@@ -78,18 +83,19 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		killed = ms(*sess.KilledAt)
 	}
 	return s.write(ctx, OpCreate, func(tx *sql.Tx) error {
-		err := sessionExists(ctx, tx, sess.ID)
+		var one int
+		err := s.queryRow(ctx, tx, qSessionExists, []any{sess.ID}, &one)
 		if err == nil {
 			return fmt.Errorf("%w: %s", ErrExists, sess.ID)
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: looking up session %s: %w", sess.ID, err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO sessions
-			(id, owner, agent, workspace, interaction_surface, created_at, last_activity, killed_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			sess.ID, sess.Owner, sess.Agent, sess.Workspace, sess.Surface,
-			ms(sess.CreatedAt), ms(sess.LastActivity), killed)
+		insert, err := s.stmt(ctx, tx, qInsertSession)
+		if err == nil {
+			_, err = insert.ExecContext(ctx, sess.ID, sess.Owner, sess.Agent, sess.Workspace, sess.Surface,
+				ms(sess.CreatedAt), ms(sess.LastActivity), killed)
+		}
 		if err != nil {
 			return fmt.Errorf("store: creating session %s: %w", sess.ID, err)
 		}

@@ -91,7 +91,7 @@ type Store struct {
 	lost   map[string]uint64
 
 	// stmts are the writer's prepared statements of the replay log's group commit
-	// (updates.go, appendQueries), prepared at Open, read-only after: a commit of a
+	// (updates.go, preparedQueries), prepared at Open, read-only after: a commit of a
 	// streaming turn runs several, and preparing each every time cost as much as
 	// running it.
 	stmts map[string]*sql.Stmt
@@ -142,7 +142,7 @@ func Open(path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	if err := s.prepare(ctx, appendQueries); err != nil {
+	if err := s.prepare(ctx, preparedQueries); err != nil {
 		for _, st := range s.stmts {
 			st.Close()
 		}

@@ -9,7 +9,8 @@ import (
 	"math"
 )
 
-// The queries of AppendUpdates, prepared once (Store.stmt).
+// The queries of AppendUpdates (and CreateSession's lookup), prepared once
+// (Store.stmt).
 const (
 	qSessionExists = "SELECT 1 FROM sessions WHERE id = ?"
 	qStoredSeq     = "SELECT max(last_seq) FROM update_runs WHERE session_id = ?"
@@ -19,9 +20,9 @@ const (
 	qRuns = "SELECT first_seq, last_seq FROM update_runs WHERE session_id = ? ORDER BY last_seq"
 )
 
-var appendQueries = []string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns}
+var preparedQueries = []string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qInsertSession}
 
-// query runs one of appendQueries in tx.
+// query runs one of preparedQueries in tx.
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
 	st, err := s.stmt(ctx, tx, query)
 	if err != nil {
@@ -30,7 +31,7 @@ func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any
 	return st.QueryContext(ctx, args...)
 }
 
-// queryRow runs one of appendQueries in tx and scans its one row into dest.
+// queryRow runs one of preparedQueries in tx and scans its one row into dest.
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args []any, dest ...any) error {
 	st, err := s.stmt(ctx, tx, query)
 	if err != nil {
