@@ -128,7 +128,8 @@ CREATE INDEX operations_by_turn ON operations(session_id, turn_id);
 -- and every comparison of a seek against an overflowing cell reads the whole row:
 -- each group commit and each trim read the payloads of the runs they passed. Here
 -- the key (with first_seq, so that a trim reads only the index) is an index of its
--- own, and a payload is read only when it is replayed.
+-- own, and a payload is read only when it is replayed. From this version on, a run
+-- whose updates share what precedes their seq may be stored compact (runs.go).
 CREATE TABLE update_runs_v6 (
     id         INTEGER PRIMARY KEY,
     session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,

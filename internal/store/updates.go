@@ -215,21 +215,9 @@ func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string,
 		n := runLength(fresh)
 		run := fresh[:n]
 		fresh = fresh[n:]
-		var payload []byte
-		if n == 1 {
-			payload = run[0].Payload
-		} else {
-			size := n - 1
-			for _, u := range run {
-				size += len(u.Payload)
-			}
-			payload = make([]byte, 0, size)
-			for i, u := range run {
-				if i > 0 {
-					payload = append(payload, '\n')
-				}
-				payload = append(payload, u.Payload...)
-			}
+		payload := run[0].Payload
+		if n > 1 {
+			payload = encodeRun(run)
 		}
 		if payload == nil {
 			payload = []byte{} // NOT NULL: an empty payload is still a payload
@@ -243,17 +231,23 @@ func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string,
 }
 
 // runLength is how many of us (increasing seqs) form the next run: consecutive seqs
-// whose payloads hold no newline, at most maxRun. An update with a newline in its
-// payload is a run of its own, so a stored run always splits back exactly.
+// whose payloads are joinable, at most maxRun. Any other update is a run of its
+// own, so a stored run always splits back exactly.
 func runLength(us []Update) int {
-	if bytes.IndexByte(us[0].Payload, '\n') >= 0 {
+	if !joinable(us[0].Payload) {
 		return 1
 	}
 	n := 1
-	for n < len(us) && n < maxRun && us[n].Seq == us[n-1].Seq+1 && bytes.IndexByte(us[n].Payload, '\n') < 0 {
+	for n < len(us) && n < maxRun && us[n].Seq == us[n-1].Seq+1 && joinable(us[n].Payload) {
 		n++
 	}
 	return n
+}
+
+// joinable reports whether p may be stored in a run with others (runs.go): it
+// holds no newline and does not start with compactMark.
+func joinable(p []byte) bool {
+	return (len(p) == 0 || p[0] != compactMark) && bytes.IndexByte(p, '\n') < 0
 }
 
 // keepNewest counts the added updates, raises the seq mark, and, once the session
@@ -344,12 +338,9 @@ func (s *Store) Updates(ctx context.Context, sessionID string, afterSeq uint64, 
 			if err := rows.Scan(&first, &last, &payload); err != nil {
 				return fmt.Errorf("store: reading the updates of %s: %w", sessionID, err)
 			}
-			parts := [][]byte{payload}
-			if last > first {
-				parts = bytes.Split(payload, []byte{'\n'})
-			}
-			if int64(len(parts)) != last-first+1 {
-				return fmt.Errorf("store: the stored run %d-%d of %s holds %d updates", first, last, sessionID, len(parts))
+			parts, err := decodeRun(payload, first, last)
+			if err != nil {
+				return fmt.Errorf("store: %s: %w", sessionID, err)
 			}
 			for i, p := range parts {
 				seq := first + int64(i)
