@@ -93,7 +93,7 @@ type Server struct {
 	uploads *upload.Stage[binding] // staged chunked uploads (files.go)
 	names   []string               // sorted method names, for initialize
 
-	instanceID string // random per Server, so per daemon start (initialize.go)
+	instanceID  string      // random per Server, so per daemon start (initialize.go)
 	statusParts statusCache // the constant bytes of status answers (status_json.go)
 
 	mu     sync.Mutex
