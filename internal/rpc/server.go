@@ -98,6 +98,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
+	nconns atomic.Int64 // len(conns), for status without the lock
 	closed bool
 	active sync.WaitGroup
 
@@ -258,6 +259,7 @@ func (s *Server) admit(c *connState) *jsonrpc.Error {
 			map[string]any{"reason": "connection_limit", "limit": s.cfg.MaxConnections})
 	}
 	s.conns[c] = struct{}{}
+	s.nconns.Store(int64(len(s.conns)))
 	s.active.Add(1)
 	if s.cfg.Clients != nil {
 		s.cfg.Clients.Connected()
@@ -268,6 +270,7 @@ func (s *Server) admit(c *connState) *jsonrpc.Error {
 func (s *Server) release(c *connState) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.nconns.Store(int64(len(s.conns)))
 	s.mu.Unlock()
 	if s.cfg.Clients != nil {
 		s.cfg.Clients.Disconnected()
@@ -276,11 +279,7 @@ func (s *Server) release(c *connState) {
 }
 
 // Connections returns the number of open connections.
-func (s *Server) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
+func (s *Server) Connections() int { return int(s.nconns.Load()) }
 
 // Shutdown refuses new connections and stops reading the open ones: requests in
 // flight are answered, then each connection closes. When ctx ends first, the

@@ -13,7 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,7 +287,9 @@ func (m *Manager) List(c Caller) []Info {
 			out = append(out, Info{SessionID: s.ID, AgentAlias: s.Agent.Alias, State: s.State()})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
+	if len(out) > 1 { // status polls this: no sort (nor its allocation) for one
+		slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.SessionID, b.SessionID) })
+	}
 	return out
 }
 
