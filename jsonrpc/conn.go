@@ -190,7 +190,7 @@ func (c *Conn) readLoop() error {
 		// too many answers wait for it: that is its backpressure.
 		burst := c.buffered()
 		if !burst {
-			c.out.start()
+			c.out.startFromReader()
 			c.arena.drop()
 		}
 		if !c.out.waitForRoom() {

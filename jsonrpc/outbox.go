@@ -172,15 +172,48 @@ func (o *outbox) start() {
 func (o *outbox) startLocked() {
 	if !o.writing && !o.closed && o.queued > 0 {
 		o.writing = true
-		go o.run()
+		go o.run(false)
 	}
 }
 
-// run is the writer: it writes the queue until it is empty, each time all of it in
-// one write (over a StreamFramer, one per buffer of about streamChunk bytes).
-func (o *outbox) run() {
+// inlineWrite bounds what the reader writes itself (startFromReader).
+const inlineWrite = 4 << 10
+
+// startFromReader is start for the reader that is about to block in read. When no
+// writer runs and all that waits is a few answers, the reader writes them itself: a
+// lone request then costs no hand-off to another goroutine, which was most of its
+// round trip. Anything more, or anything queued while it writes, goes to the writer
+// goroutine as start would. A write this small blocks only when the peer has left
+// hundreds of KiB unread; the reader then waits, which is that peer's backpressure,
+// and a write stalled past the framer's timeout closes the connection as always.
+func (o *outbox) startFromReader() {
 	o.mu.Lock()
-	for o.queued > 0 && !o.closed {
+	if o.writing || o.closed || o.queued == 0 {
+		o.mu.Unlock()
+		return
+	}
+	if o.qNotes > 0 || o.qAnswerBytes > inlineWrite {
+		o.startLocked()
+		o.mu.Unlock()
+		return
+	}
+	o.writing = true
+	o.mu.Unlock()
+	o.run(true)
+}
+
+// run is the writer: it writes the queue until it is empty, each time all of it in
+// one write (over a StreamFramer, one per buffer of about streamChunk bytes). With
+// once (the reader writing, startFromReader), it writes one batch and hands what
+// queued meanwhile to a writer goroutine.
+func (o *outbox) run(once bool) {
+	o.mu.Lock()
+	for first := true; o.queued > 0 && !o.closed; first = false {
+		if once && !first {
+			go o.run(false) // still writing: the goroutine takes over
+			o.mu.Unlock()
+			return
+		}
 		batch, stream := o.queue, o.stream
 		o.queue, o.spare, o.stream, o.spareStream, o.queued = o.spare, nil, o.spareStream, nil, 0
 		notes, noteBytes, answerBytes := o.qNotes, o.qNoteBytes, o.qAnswerBytes
