@@ -96,6 +96,13 @@ func (c *connState) authorize(ctx context.Context, row *methodRow) (context.Cont
 		return ctx, jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
 			map[string]any{"reason": "local_only", "method": row.name})
 	}
+	if row.inline {
+		// Inline calls run one at a time on the connection's reader, and their
+		// handlers keep nothing of ctx: one context serves them all, with no
+		// allocation per call.
+		c.inlineAuth = authorized{Context: ctx, a: a}
+		return &c.inlineAuth, nil
+	}
 	return &authorized{Context: ctx, a: a}, nil
 }
 

@@ -117,6 +117,7 @@ type methodRow struct {
 	grant auth.Grant // what the caller needs (SPEC §11); initialize alone has none
 	// inline methods never wait (no I/O, no lock held for long): the reader serves
 	// them itself, in order, since a goroutine per call would cost more than the call.
+	// Their handlers must keep nothing of their ctx past their return.
 	inline bool
 	// priority methods never wait for an in-flight slot (SPEC §15): a client whose
 	// slots are all held by running prompts can still see, approve and cancel them.
@@ -331,6 +332,7 @@ type connState struct {
 	log  *slog.Logger
 
 	initialized atomic.Bool
+	inlineAuth  authorized // the context of inline calls (authorize); the reader's alone
 	session     atomic.Pointer[handshake]
 
 	// tracking is the registration of a remote connection with its pairing token, so
