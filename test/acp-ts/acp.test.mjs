@@ -259,10 +259,14 @@ let sid;
     const native = await nativeClient(join(home, ".zeroclaw", "data", "daemon.sock"));
     await native.call("session/attach", { sessionId: sid });
     holdPermission = true;
+    const askedBefore = asked.length;
     const held = agent.request(acp.methods.agent.session.prompt, {
       sessionId: sid, prompt: [{ type: "text", text: "/tool write_file {\"path\":\"elsewhere.txt\",\"content\":\"x\"}\nwrite" }],
     });
     const approval = await native.update("approval_request");
+    // Answer elsewhere only once the editor holds the request: one answered before
+    // the bridge forwards it is rightly never shown, so there is nothing to withdraw.
+    while (asked.length === askedBefore) await new Promise((r) => setTimeout(r, 10));
     await native.call("session/approve", { sessionId: sid, requestId: approval.requestId, decision: "allow_once" });
     assert.equal((await held).stopReason, "end_turn");
     assert.equal(withdrawn, 1, "the editor's permission request was withdrawn");
