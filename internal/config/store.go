@@ -43,6 +43,9 @@ type LiveOptions struct {
 // Live is the daemon's configuration while it runs: an immutable snapshot read
 // without locks, and the config write lock that serializes every change. Every write
 // (config/set and config/set-many) goes through Tx.Commit, the one staging step.
+// WaitingMessage is the log message of a config write waiting for the write lock.
+const WaitingMessage = "a config write waits for the write lock"
+
 type Live struct {
 	opts    LiveOptions
 	cur     atomic.Pointer[Config]
@@ -76,9 +79,6 @@ func NewLive(cfg Config, opts LiveOptions) *Live {
 // Current returns the live configuration. It is shared: do not change it.
 func (l *Live) Current() Config { return *l.cur.Load() }
 
-// Waiting returns how many writers wait for the write lock.
-func (l *Live) Waiting() int { return int(l.waiting.Load()) }
-
 // Tx holds the config write lock. Between Begin and End the live configuration
 // changes only through this Tx, so what the holder decides from Current (who may
 // write what) still holds when it commits.
@@ -87,10 +87,18 @@ type Tx struct {
 	done bool
 }
 
-// Begin takes the write lock, waiting at most until ctx ends.
+// Begin takes the write lock, waiting at most until ctx ends. A write that has to
+// wait says so in the log, with how many wait, so a write stuck behind a slow one
+// (an upload landing holds the lock too) shows where it is.
 func (l *Live) Begin(ctx context.Context) (*Tx, error) {
-	l.waiting.Add(1)
+	select {
+	case <-l.lock:
+		return &Tx{l: l}, nil
+	default:
+	}
+	n := l.waiting.Add(1)
 	defer l.waiting.Add(-1)
+	l.opts.Logger.Info(WaitingMessage, "waiting", n)
 	select {
 	case <-l.lock:
 		return &Tx{l: l}, nil

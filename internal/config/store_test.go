@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -166,7 +167,8 @@ func TestViewsArePreparedFromTheCandidateAndInstalledAfterTheCommit(t *testing.T
 }
 
 func TestBeginWaitsForTheLockOrTheContext(t *testing.T) {
-	l := NewLive(Default(), LiveOptions{})
+	waits := make(chan string, 1)
+	l := NewLive(Default(), LiveOptions{Logger: slog.New(messageHandler(waits))})
 	tx, err := l.Begin(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -177,8 +179,8 @@ func TestBeginWaitsForTheLockOrTheContext(t *testing.T) {
 		_, err := l.Begin(ctx)
 		done <- err
 	}()
-	for l.Waiting() == 0 {
-		runtime.Gosched()
+	if msg := <-waits; msg != WaitingMessage { // the second Begin waits, and says so
+		t.Fatalf("logged %q", msg)
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -221,3 +223,14 @@ func TestConcurrentWritesAreSerialized(t *testing.T) {
 		t.Fatalf("users = %d; loaded == live: %v", len(loaded.Users), reflect.DeepEqual(loaded, l.Current()))
 	}
 }
+
+// messageHandler sends the message of every record to ch.
+type messageHandler chan string
+
+func (h messageHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h messageHandler) Handle(_ context.Context, r slog.Record) error {
+	h <- r.Message
+	return nil
+}
+func (h messageHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h messageHandler) WithGroup(string) slog.Handler      { return h }
