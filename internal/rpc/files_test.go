@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
@@ -220,40 +221,56 @@ func TestTheBudgetSpansConnectionsAndChargesMetadata(t *testing.T) {
 }
 
 func TestIdleUploadsAreReclaimedWhenTheBudgetIsFull(t *testing.T) {
-	h := startServer(t, Config{})
-	op := h.peer(t, "")
-	sid := op.newSession("")
-	var ids []string
-	var peers []*peer
-	for i := 0; i < 25; i++ {
-		if i%4 == 0 {
-			peers = append(peers, h.peer(t, ""))
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, config.Default(), session.Options{})
+		op := h.peer(t, "")
+		sid := op.newSession("")
+		var ids []string
+		var peers []*peer
+		for i := 0; i < 25; i++ {
+			if i%4 == 0 {
+				peers = append(peers, h.peer(t, ""))
+			}
+			ids = append(ids, peers[i/4].begin(sid, upload.MaxBytes, ""))
 		}
-		ids = append(ids, peers[i/4].begin(sid, upload.MaxBytes, ""))
-	}
-	_, err := op.call("file/upload/begin", fmt.Sprintf(`{"session_id":%q,"size_bytes":%d}`, sid, upload.MaxBytes))
-	wantReason(t, err, "budget")
-	// Lower the deadline; the silent uploads are now past it, their connections open.
-	op.must("config/set", `{"prop":"rpc.upload_idle_secs","value":1}`)
-	time.Sleep(1100 * time.Millisecond)
-	op.begin(sid, upload.MaxBytes, "")
-	if n, _ := h.srv.uploads.Staged(); n != 1 {
-		t.Errorf("%d uploads staged after the reclaim, want 1", n)
-	}
-	_, err = peers[0].chunk(ids[0], 0, []byte("x"))
-	wantReason(t, err, "unknown_upload")
+		_, err := op.call("file/upload/begin", fmt.Sprintf(`{"session_id":%q,"size_bytes":%d}`, sid, upload.MaxBytes))
+		wantReason(t, err, "budget")
+		// Lower the deadline; the silent uploads are past it one second on, their
+		// connections still open.
+		op.must("config/set", `{"prop":"rpc.upload_idle_secs","value":1}`)
+		time.Sleep(time.Second) // fake time: the bubble's clock
+		synctest.Wait()
+		op.begin(sid, upload.MaxBytes, "")
+		if n, _ := h.srv.uploads.Staged(); n != 1 {
+			t.Errorf("%d uploads staged after the reclaim, want 1", n)
+		}
+		_, err = peers[0].chunk(ids[0], 0, []byte("x"))
+		wantReason(t, err, "unknown_upload")
+	})
 }
 
 func TestIdleUploadsAreDiscardedByTheirTimer(t *testing.T) {
-	h := startServer(t, Config{})
-	p := h.peer(t, "")
-	sid := p.newSession("")
-	p.must("config/set", `{"prop":"rpc.upload_idle_secs","value":1}`)
-	id := p.begin(sid, 10, "")
-	p.chunk(id, 0, []byte("12345")) // activity postpones the discard
-	waitStaged(t, h, 0, 5*time.Second)
-	_, err := p.chunk(id, 5, []byte("67890"))
-	wantReason(t, err, "unknown_upload")
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, config.Default(), session.Options{})
+		p := h.peer(t, "")
+		sid := p.newSession("")
+		p.must("config/set", `{"prop":"rpc.upload_idle_secs","value":1}`)
+		id := p.begin(sid, 10, "")
+		time.Sleep(time.Second / 2)
+		p.chunk(id, 0, []byte("12345")) // activity postpones the discard
+		time.Sleep(time.Second - time.Nanosecond)
+		synctest.Wait()
+		if n, _ := h.srv.uploads.Staged(); n != 1 {
+			t.Fatalf("%d uploads staged just before the idle second after the chunk, want 1", n)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if n, charged := h.srv.uploads.Staged(); n != 0 || charged != 0 {
+			t.Fatalf("%d uploads (%d bytes) staged an idle second after the chunk, want none", n, charged)
+		}
+		_, err := p.chunk(id, 5, []byte("67890"))
+		wantReason(t, err, "unknown_upload")
+	})
 }
 
 func waitStaged(t *testing.T, h *harness, want int, within time.Duration) {
