@@ -731,3 +731,17 @@ func rssBytes() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapInuse)
 }
+
+func TestShutdownSaysWhichStagedUploadsItDiscards(t *testing.T) {
+	logs := &lockedBuffer{}
+	h := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	p := h.peer(t, "")
+	sid := p.newSession("")
+	p.begin(sid, 10, "")
+	p.begin(sid, 20, "")
+	h.stop(t)
+	out := logs.String()
+	if !strings.Contains(out, "shutting down with uploads staged") || !strings.Contains(out, "uploads=2") {
+		t.Fatalf("the shutdown log does not name the 2 staged uploads:\n%s", out)
+	}
+}

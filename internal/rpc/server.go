@@ -286,6 +286,11 @@ func (s *Server) Connections() int { return int(s.nconns.Load()) }
 // flight are answered, then each connection closes. When ctx ends first, the
 // remaining connections are closed at once.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if n, charged := s.uploads.Staged(); n > 0 {
+		// Staged uploads live in memory with their connections: say what is dropped.
+		s.log.Info("shutting down with uploads staged; they are discarded with their connections",
+			"uploads", n, "bytes", charged)
+	}
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.conns {

@@ -275,7 +275,7 @@ func (st *Stage[B]) Discard(conn any) {
 }
 
 // Staged reports how many uploads are staged and how many bytes the budget is
-// charged with.
+// charged with (the server logs it at shutdown).
 func (st *Stage[B]) Staged() (uploads int, charged int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
