@@ -11,25 +11,17 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakemodel"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
-	"time"
 )
 
 // Server is the fake endpoint. It is an http.Handler too, for tests that serve it
 // without a network.
 type Server struct {
+	*fakemodel.Script[Answer]
 	srv *httptest.Server
-
-	mu       sync.Mutex
-	requests []map[string]any
-	script   []Answer // answers in order; the last one repeats
-	answered int      // requests answered from the script (refused ones are not)
-	strict   bool
-	changed  chan struct{} // closed and replaced when a request arrives
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -69,16 +61,14 @@ func New(t testing.TB, script ...Answer) *Server {
 
 // NewHandler is a Server that is not listening: serve it yourself.
 func NewHandler(script ...Answer) *Server {
-	return &Server{script: script, changed: make(chan struct{})}
+	return &Server{Script: fakemodel.NewScript("fakeopenai", Alternates, script...)}
 }
 
 // Strict makes the server refuse, with HTTP 400 and NotAlternating, a request whose
 // messages do not alternate (see Alternates). A refused request is recorded but
 // takes no answer from the script.
 func (f *Server) Strict() *Server {
-	f.mu.Lock()
-	f.strict = true
-	f.mu.Unlock()
+	f.SetStrict()
 	return f
 }
 
@@ -87,21 +77,7 @@ func (f *Server) URL() string { return f.srv.URL + "/v1" }
 
 // ServeHTTP answers one chat completion request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req map[string]any
-	json.Unmarshal(body, &req)
-	f.mu.Lock()
-	f.requests = append(f.requests, req)
-	refuse := f.strict && Alternates(req) != nil
-	var a Answer
-	if !refuse {
-		a = f.script[min(f.answered, len(f.script)-1)]
-		f.answered++
-	}
-	close(f.changed)
-	f.changed = make(chan struct{})
-	f.mu.Unlock()
-
+	_, a, refuse := f.Take(r)
 	if refuse {
 		a = Answer{Status: http.StatusBadRequest, Message: NotAlternating}
 	}
@@ -159,45 +135,8 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 }
 
-// Request returns the n-th request received (from 0), waiting up to 30 s for it.
-func (f *Server) Request(t testing.TB, n int) map[string]any {
-	t.Helper()
-	timeout := time.NewTimer(30 * time.Second)
-	defer timeout.Stop()
-	for {
-		f.mu.Lock()
-		if n < len(f.requests) {
-			r := f.requests[n]
-			f.mu.Unlock()
-			return r
-		}
-		changed := f.changed
-		f.mu.Unlock()
-		select {
-		case <-changed:
-		case <-timeout.C:
-			t.Fatalf("fakeopenai: request %d never arrived", n)
-		}
-	}
-}
-
-// Count is how many requests arrived so far.
-func (f *Server) Count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.requests)
-}
-
 // Messages returns a request's messages.
-func Messages(req map[string]any) []map[string]any {
-	var out []map[string]any
-	list, _ := req["messages"].([]any)
-	for _, m := range list {
-		mm, _ := m.(map[string]any)
-		out = append(out, mm)
-	}
-	return out
-}
+func Messages(req map[string]any) []map[string]any { return fakemodel.Messages(req) }
 
 // Alternates checks a request's messages as the strictest chat templates do: after
 // an optional system message the first is a user message; every tool result follows
