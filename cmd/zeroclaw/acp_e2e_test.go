@@ -60,6 +60,7 @@ type editor struct {
 
 	mu       sync.Mutex
 	updates  []map[string]any // every session/update's update, in order
+	changed  chan struct{}    // closed and replaced when an update arrives (nil until waited on)
 	onAsk    func(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
 	onElicit func(ctx context.Context, p acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
 	asked    chan acpsdk.RequestPermissionRequest
@@ -149,7 +150,8 @@ func (e *editor) take() []map[string]any {
 // waitUpdate waits for an update of kind sessionUpdate.
 func (e *editor) waitUpdate(kind string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
 	for {
 		e.mu.Lock()
 		for _, u := range e.updates {
@@ -158,11 +160,16 @@ func (e *editor) waitUpdate(kind string) map[string]any {
 				return u
 			}
 		}
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		changed := e.changed
 		e.mu.Unlock()
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-timeout.C:
 			e.t.Fatalf("no %s update within 30s", kind)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -202,6 +209,10 @@ func (c *editorClient) SessionUpdate(_ context.Context, n acpsdk.SessionNotifica
 	m["_sessionId"] = string(n.SessionId)
 	c.mu.Lock()
 	c.updates = append(c.updates, m)
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
 	c.mu.Unlock()
 	return nil
 }
