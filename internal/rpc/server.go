@@ -397,13 +397,8 @@ func (c *connState) Offer(update jsontext.Value) bool {
 // connection's queue while it is full (session.Subscriber): the client asked for the
 // replay, so it paces it.
 func (c *connState) Send(ctx context.Context, update jsontext.Value) error {
-	return c.notifyWhenRoom(ctx, update)
-}
-
-// notifyWhenRoom queues a session/update, waiting for room while the queue is full.
-func (c *connState) notifyWhenRoom(ctx context.Context, params any) error {
 	for {
-		err := c.conn.Notify("session/update", params)
+		err := c.conn.Notify("session/update", update)
 		if !errors.Is(err, jsonrpc.ErrQueueFull) {
 			return err
 		}
