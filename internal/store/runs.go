@@ -6,19 +6,26 @@ import (
 	"strconv"
 )
 
-// A run of the replay log (update_runs) is stored one of two ways:
+// A run of the replay log (update_runs) is stored one of three ways:
 //
 //   - plain: the updates' payloads joined by "\n";
-//   - compact, when every payload is the same prefix, then its own seq in decimal,
-//     then a rest: compactMark, the prefix, then "\n" and the rest of each update.
-//     A session/update's params start {"sessionId":…,"turnId":…,"seq":, so a
-//     streamed text chunk keeps only its type and text, less than half its bytes,
-//     and every group commit writes (and every trim frees) that much less.
+//   - compact (written since issue 14), when every payload is a shared prefix, then
+//     its own seq in decimal, then a shared middle, its own core and a shared
+//     suffix: framedMark, then prefix, middle, suffix and each core, joined by "\n".
+//     A session/update's params start {"sessionId":…,"turnId":…,"seq": and a
+//     streamed text chunk's go on ,"type":"agent_message_chunk","text":" and end
+//     "}, so all a chunk keeps is its text and a newline: about a twentieth of its
+//     bytes, and every group commit writes (and every trim frees) that much less;
+//   - compact as written before (compactMark): prefix, then "\n" and the rest after
+//     each seq. Only read.
 //
 // A run of one update is always its payload as is. No plain run of several starts
-// with compactMark: a payload that does is a run of its own (runLength), as one
+// with either mark: a payload that does is a run of its own (runLength), as one
 // holding a newline is.
-const compactMark = 0x01
+const (
+	compactMark = 0x01
+	framedMark  = 0x02
+)
 
 // seqKey is what precedes the seq in a session/update's params.
 var seqKey = []byte(`"seq":`)
@@ -42,8 +49,18 @@ func encodeRun(run []Update) []byte {
 	return payload
 }
 
-// compactRun returns the compact form of run, or nil when its payloads do not
-// share a prefix before their seqs.
+// decimalLen is the number of decimal digits of n.
+func decimalLen(n uint64) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+// compactRun returns the compact form of run (framedMark), or nil when its payloads
+// do not share a prefix before their seqs.
 func compactRun(run []Update) []byte {
 	var num [20]byte
 	first := run[0].Payload
@@ -52,19 +69,43 @@ func compactRun(run []Update) []byte {
 		return nil
 	}
 	prefix := first[:at+len(seqKey)]
-	size := 1 + len(prefix)
+	// rest is what follows u's seq.
+	rest := func(u Update) []byte { return u.Payload[len(prefix)+decimalLen(u.Seq):] }
+	middle := rest(run[0])
 	for _, u := range run {
 		digits := strconv.AppendUint(num[:0], u.Seq, 10)
 		if !bytes.HasPrefix(u.Payload, prefix) || !bytes.HasPrefix(u.Payload[len(prefix):], digits) {
 			return nil
 		}
-		size += 1 + len(u.Payload) - len(prefix) - len(digits)
+		if r := rest(u); !bytes.HasPrefix(r, middle) {
+			n := 0
+			for n < len(middle) && n < len(r) && middle[n] == r[n] {
+				n++
+			}
+			middle = middle[:n]
+		}
 	}
-	b := make([]byte, 0, size)
-	b = append(append(b, compactMark), prefix...)
+	suffix := rest(run[0])[len(middle):]
+	size := 1 + len(prefix) + 1 + len(middle) + 1 + len(suffix)
 	for _, u := range run {
+		r := rest(u)[len(middle):]
+		if !bytes.HasSuffix(r, suffix) {
+			n := 0
+			for n < len(suffix) && n < len(r) && suffix[len(suffix)-1-n] == r[len(r)-1-n] {
+				n++
+			}
+			suffix = suffix[len(suffix)-n:]
+		}
+		size += 1 + len(r)
+	}
+	b := make([]byte, 0, size-len(run)*len(suffix))
+	b = append(append(b, framedMark), prefix...)
+	b = append(append(b, '\n'), middle...)
+	b = append(append(b, '\n'), suffix...)
+	for _, u := range run {
+		r := rest(u)
 		b = append(b, '\n')
-		b = append(b, u.Payload[len(prefix)+len(strconv.AppendUint(num[:0], u.Seq, 10)):]...)
+		b = append(b, r[len(middle):len(r)-len(suffix)]...)
 	}
 	return b
 }
@@ -75,30 +116,43 @@ func decodeRun(payload []byte, first, last int64) ([][]byte, error) {
 		return [][]byte{payload}, nil
 	}
 	n := last - first + 1
-	if len(payload) == 0 || payload[0] != compactMark {
+	if len(payload) == 0 || (payload[0] != compactMark && payload[0] != framedMark) {
 		parts := bytes.Split(payload, []byte{'\n'})
 		if int64(len(parts)) != n {
 			return nil, fmt.Errorf("the stored run %d-%d holds %d updates", first, last, len(parts))
 		}
 		return parts, nil
 	}
-	prefix, rest, _ := bytes.Cut(payload[1:], []byte{'\n'})
-	rests := bytes.Split(rest, []byte{'\n'})
-	if int64(len(rests)) != n {
-		return nil, fmt.Errorf("the stored run %d-%d holds %d updates", first, last, len(rests))
+	var prefix, middle, suffix []byte
+	var cores [][]byte
+	if payload[0] == framedMark {
+		parts := bytes.Split(payload[1:], []byte{'\n'})
+		if int64(len(parts)) != n+3 {
+			return nil, fmt.Errorf("the stored run %d-%d holds %d updates", first, last, len(parts)-3)
+		}
+		prefix, middle, suffix, cores = parts[0], parts[1], parts[2], parts[3:]
+	} else {
+		var rest []byte
+		prefix, rest, _ = bytes.Cut(payload[1:], []byte{'\n'})
+		cores = bytes.Split(rest, []byte{'\n'})
+		if int64(len(cores)) != n {
+			return nil, fmt.Errorf("the stored run %d-%d holds %d updates", first, last, len(cores))
+		}
 	}
 	// One buffer for the run's payloads, each its own subslice.
 	size := 0
-	for _, r := range rests {
-		size += len(prefix) + 20 + len(r)
+	for _, c := range cores {
+		size += len(prefix) + 20 + len(middle) + len(c) + len(suffix)
 	}
 	buf := make([]byte, 0, size)
-	parts := make([][]byte, len(rests))
-	for i, r := range rests {
+	parts := make([][]byte, len(cores))
+	for i, c := range cores {
 		start := len(buf)
 		buf = append(buf, prefix...)
 		buf = strconv.AppendInt(buf, first+int64(i), 10)
-		buf = append(buf, r...)
+		buf = append(buf, middle...)
+		buf = append(buf, c...)
+		buf = append(buf, suffix...)
 		parts[i] = buf[start:len(buf):len(buf)]
 	}
 	return parts, nil

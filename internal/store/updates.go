@@ -17,10 +17,22 @@ const (
 	qInsertRun     = "INSERT INTO update_runs (session_id, first_seq, last_seq, payload) VALUES (?, ?, ?, ?)"
 	qCountKept     = `UPDATE sessions SET updates_kept = updates_kept + ?, seq_mark = max(seq_mark, ?)
 		WHERE id = ? RETURNING updates_kept`
-	qRuns = "SELECT first_seq, last_seq FROM update_runs WHERE session_id = ? ORDER BY last_seq"
+	qRuns      = "SELECT first_seq, last_seq FROM update_runs WHERE session_id = ? ORDER BY last_seq"
+	qDropRuns  = "DELETE FROM update_runs WHERE session_id = ? AND last_seq <= ?"
+	qSetKept   = "UPDATE sessions SET updates_kept = ? WHERE id = ?"
+	qRaiseMark = "UPDATE sessions SET seq_mark = max(seq_mark, ?) WHERE id = ?"
 )
 
-var preparedQueries = []string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qInsertSession}
+var preparedQueries = []string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qDropRuns, qSetKept, qRaiseMark, qInsertSession}
+
+// exec runs one of preparedQueries in tx.
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
 
 // query runs one of preparedQueries in tx.
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
@@ -64,7 +76,7 @@ func (s *Store) ReserveSeq(ctx context.Context, sessionID string, upTo uint64) e
 		return err
 	}
 	return s.write(ctx, OpReserveSeq, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE sessions SET seq_mark = max(seq_mark, ?) WHERE id = ?", mark, sessionID)
+		res, err := s.exec(ctx, tx, qRaiseMark, mark, sessionID)
 		if err != nil {
 			return fmt.Errorf("store: reserving seqs of %s: %w", sessionID, err)
 		}
@@ -105,17 +117,26 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	// Per session, in first-seen order, its updates in batch order.
+	// Per session, in first-seen order, its updates in batch order. A batch of one
+	// session (a streaming turn's) is used as it is.
 	bySession := map[string][]Update{}
 	var order []string
+	single := true
 	for _, u := range batch {
 		if _, err := seqArg(u.Seq); err != nil {
 			return err
 		}
-		if _, seen := bySession[u.SessionID]; !seen {
-			order = append(order, u.SessionID)
+		single = single && u.SessionID == batch[0].SessionID
+	}
+	if single {
+		order, bySession[batch[0].SessionID] = []string{batch[0].SessionID}, batch
+	} else {
+		for _, u := range batch {
+			if _, seen := bySession[u.SessionID]; !seen {
+				order = append(order, u.SessionID)
+			}
+			bySession[u.SessionID] = append(bySession[u.SessionID], u)
 		}
-		bySession[u.SessionID] = append(bySession[u.SessionID], u)
 	}
 	s.lostMu.Lock()
 	lost := make(map[string]uint64)
@@ -200,11 +221,15 @@ func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string,
 	if err := s.queryRow(ctx, tx, qStoredSeq, []any{sessionID}, &stored); err != nil {
 		return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
 	}
-	fresh := make([]Update, 0, len(us))
-	for _, u := range us {
+	fresh := us // when every seq is new and they increase, as a live stream's do
+	for i, u := range us {
 		if int64(u.Seq) > stored.Int64 && int64(u.Seq) > maxSeq {
-			fresh = append(fresh, u)
+			if len(fresh) < len(us) {
+				fresh = append(fresh, u)
+			}
 			maxSeq = int64(u.Seq)
+		} else if len(fresh) == len(us) {
+			fresh = append(make([]Update, 0, len(us)), us[:i]...)
 		}
 	}
 	insert, err := s.stmt(ctx, tx, qInsertRun)
@@ -245,9 +270,9 @@ func runLength(us []Update) int {
 }
 
 // joinable reports whether p may be stored in a run with others (runs.go): it
-// holds no newline and does not start with compactMark.
+// holds no newline and does not start with a run's mark.
 func joinable(p []byte) bool {
-	return (len(p) == 0 || p[0] != compactMark) && bytes.IndexByte(p, '\n') < 0
+	return (len(p) == 0 || (p[0] != compactMark && p[0] != framedMark)) && bytes.IndexByte(p, '\n') < 0
 }
 
 // keepNewest counts the added updates, raises the seq mark, and, once the session
@@ -288,10 +313,10 @@ func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, ad
 	if removed == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM update_runs WHERE session_id = ? AND last_seq <= ?", sessionID, cutoff); err != nil {
+	if _, err := s.exec(ctx, tx, qDropRuns, sessionID, cutoff); err != nil {
 		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET updates_kept = ? WHERE id = ?", kept-removed, sessionID); err != nil {
+	if _, err := s.exec(ctx, tx, qSetKept, kept-removed, sessionID); err != nil {
 		return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
 	}
 	return nil
