@@ -18,6 +18,22 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 			}
 		}
 	}
+	// One encoder across sessions and turns, as a session's is across its turns:
+	// the prefix it keeps always follows the update.
+	var e encoder
+	buf := make([]byte, 0, 4096)
+	for _, sid := range []string{"s1", "s1", "s10", "s", "s1"} {
+		for _, turn := range []string{"turn_1", "turn_1", "", "turn_2"} {
+			text := sid + turn
+			u := &Update{SessionID: sid, TurnID: turn, Seq: 7, Type: AgentMessageChunk, Text: &text}
+			got, err := e.encode(buf[len(buf):], u)
+			want, err2 := json.Marshal(u)
+			if err != nil || err2 != nil || string(got) != string(want) {
+				t.Errorf("encoder, session %q turn %q:\n got %s %v\nwant %s %v", sid, turn, got, err, want, err2)
+			}
+			buf = buf[:len(buf)+len(got)]
+		}
+	}
 	bad := "\xff"
 	u := &Update{SessionID: "s", Seq: 1, Type: AgentMessageChunk, Text: &bad}
 	got, err := u.encode()

@@ -27,9 +27,7 @@ func (h *hooks) Delta(d provider.Delta) {
 	if d.Thought {
 		typ = AgentThoughtChunk
 	}
-	u := h.update(typ)
-	u.Text = &d.Text
-	h.s.publish(u)
+	h.s.publishChunk(h.turn.id, typ, d.Text)
 }
 
 func (h *hooks) ToolCall(call provider.ToolCall) {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -30,6 +31,8 @@ type Session struct {
 	pub      sync.Mutex
 	seq      uint64 // the last seq used
 	reserved uint64 // seqs up to this one are durably reserved (store.ReserveSeq)
+	enc      encoder
+	slab     []byte // what text chunks are encoded into (encodeLocked)
 
 	mu         sync.Mutex
 	subs       map[Subscriber]*attachment
@@ -232,8 +235,52 @@ const seqBlock = 4096
 // attached subscriber. None is waited for: one whose queue is full is detached and
 // told it lagged (SPEC §15).
 func (s *Session) publish(u *Update) {
+	if u.chunk() {
+		s.publishChunk(u.TurnID, u.Type, *u.Text)
+		return
+	}
 	s.pub.Lock()
 	defer s.pub.Unlock()
+	u.Seq, u.SessionID = s.nextSeqLocked(), s.ID
+	raw, err := json.Marshal(u)
+	if err != nil {
+		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
+		return
+	}
+	s.deliverLocked(u.Seq, raw)
+}
+
+// publishChunk is publish of a text chunk (agent_message_chunk or
+// agent_thought_chunk), which a streamed reply sends by the thousand: encoded by
+// hand into the session's slab, with no Update on the heap.
+func (s *Session) publishChunk(turnID, typ, text string) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	seq := s.nextSeqLocked()
+	if need := 256 + 2*len(text); cap(s.slab)-len(s.slab) < need {
+		s.slab = make([]byte, 0, max(slabSize, need))
+	}
+	tail := s.slab[len(s.slab):]
+	raw, err := s.enc.chunk(tail, s.ID, turnID, seq, typ, text)
+	if err != nil {
+		s.mgr.log.Error("encoding an update", "session", s.ID, "type", typ, "err", err)
+		return
+	}
+	if len(raw) > 0 && cap(raw) == cap(tail) && &raw[0] == &tail[:1][0] { // in the slab
+		s.slab = s.slab[:len(s.slab)+len(raw)]
+		raw = raw[:len(raw):len(raw)]
+	}
+	s.deliverLocked(seq, raw)
+}
+
+// slabSize is the size of the buffers text chunks are encoded into, many to one
+// allocation; each chunk's bytes stay as long as the replay log or a subscriber's
+// queue needs them, and are never written again.
+const slabSize = 16 << 10
+
+// nextSeqLocked returns the seq the next update gets, reserving a block of them
+// durably first when the reserved ones are used up. The caller holds pub.
+func (s *Session) nextSeqLocked() uint64 {
 	if s.seq+1 > s.reserved {
 		// Reserve before use, so no seq is handed out twice, not even across a crash.
 		if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+seqBlock); err != nil {
@@ -242,20 +289,20 @@ func (s *Session) publish(u *Update) {
 			s.reserved = s.seq + seqBlock
 		}
 	}
-	s.seq++
-	u.Seq, u.SessionID = s.seq, s.ID
-	raw, err := u.encode()
-	if err != nil {
-		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
-		return
-	}
-	s.mgr.updates.add(store.Update{SessionID: s.ID, Seq: s.seq, Payload: raw})
+	return s.seq + 1
+}
+
+// deliverLocked makes seq (from nextSeqLocked) the last one used, queues raw for
+// the replay log and offers it to the subscribers. The caller holds pub.
+func (s *Session) deliverLocked(seq uint64, raw []byte) {
+	s.seq = seq
+	s.mgr.updates.add(store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
 	var lagged []Subscriber
 	var lastSent []uint64
 	s.mu.Lock()
 	for sub, a := range s.subs {
 		if sub.Offer(raw) {
-			a.lastSeq = s.seq
+			a.lastSeq = seq
 			continue
 		}
 		delete(s.subs, sub)

@@ -57,34 +57,79 @@ type ElicitResult struct {
 	Content map[string]any `json:"content,omitzero"`
 }
 
-// encode returns the JSON of u. The text chunks, which a streamed reply sends by
-// the thousand, are appended by hand, byte for byte what json.Marshal writes; the
-// other types go through json.Marshal.
+// encode returns the JSON of u.
 func (u *Update) encode() ([]byte, error) {
-	if (u.Type != AgentMessageChunk && u.Type != AgentThoughtChunk) || u.Text == nil ||
-		u.ToolCallID != "" || u.Name != "" || u.RawInput != nil || u.RawOutput != nil || u.IsError != nil ||
-		u.RequestID != "" || u.TimeoutSecs != 0 || u.Dropped != nil || u.Kept != nil {
+	var e encoder
+	return e.encode(nil, u)
+}
+
+// chunk reports whether u is a plain text chunk: nothing set but what a streamed
+// chunk carries.
+func (u *Update) chunk() bool {
+	return (u.Type == AgentMessageChunk || u.Type == AgentThoughtChunk) && u.Text != nil &&
+		u.ToolCallID == "" && u.Name == "" && u.RawInput == nil && u.RawOutput == nil && u.IsError == nil &&
+		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil
+}
+
+// encoder writes updates of one session. The text chunks, which a streamed reply
+// sends by the thousand, are appended by hand, byte for byte what json.Marshal
+// writes, after a prefix (sessionId, turnId and the "seq" key) kept for as long as
+// the turn lasts; the other types go through json.Marshal.
+type encoder struct {
+	prefix []byte // {"sessionId":…,"turnId":…,"seq":
+	turn   string // the turnId prefix was made for
+}
+
+// encode appends u's JSON to b and returns it (reallocated when b has no room); an
+// update that is not a plain text chunk is marshalled on its own and b is left
+// alone.
+func (e *encoder) encode(b []byte, u *Update) ([]byte, error) {
+	if !u.chunk() {
 		return json.Marshal(u)
 	}
-	b := make([]byte, 0, 96+len(u.SessionID)+len(u.TurnID)+len(*u.Text)+len(*u.Text)/8)
-	b = append(b, `{"sessionId":`...)
-	b, err := jsontext.AppendQuote(b, u.SessionID)
-	if err != nil {
-		return json.Marshal(u) // invalid UTF-8: let Marshal decide
-	}
-	if u.TurnID != "" {
-		b = append(b, `,"turnId":`...)
-		if b, err = jsontext.AppendQuote(b, u.TurnID); err != nil {
-			return json.Marshal(u)
+	return e.chunk(b, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+}
+
+// chunk appends the JSON of a text chunk to b, as encode does.
+func (e *encoder) chunk(b []byte, sessionID, turnID string, seq uint64, typ, text string) ([]byte, error) {
+	if e.prefix == nil || e.turn != turnID || !e.prefixOf(sessionID) {
+		p := append(e.prefix[:0], `{"sessionId":`...)
+		p, err := jsontext.AppendQuote(p, sessionID)
+		if err != nil {
+			return marshalChunk(sessionID, turnID, seq, typ, text) // invalid UTF-8: let Marshal decide
 		}
+		if turnID != "" {
+			p = append(p, `,"turnId":`...)
+			if p, err = jsontext.AppendQuote(p, turnID); err != nil {
+				return marshalChunk(sessionID, turnID, seq, typ, text)
+			}
+		}
+		e.prefix, e.turn = append(p, `,"seq":`...), turnID
 	}
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, u.Seq, 10)
+	b = append(b, e.prefix...)
+	b = strconv.AppendUint(b, seq, 10)
 	b = append(b, `,"type":"`...)
-	b = append(b, u.Type...)
+	b = append(b, typ...)
 	b = append(b, `","text":`...)
-	if b, err = jsontext.AppendQuote(b, *u.Text); err != nil {
-		return json.Marshal(u)
+	b, err := jsontext.AppendQuote(b, text)
+	if err != nil {
+		return marshalChunk(sessionID, turnID, seq, typ, text)
 	}
 	return append(b, '}'), nil
+}
+
+// marshalChunk is json.Marshal of a text chunk. It is a function of its own so
+// that the chunk's text is copied to the heap only here: the chunks that encode by
+// hand are published from the stack.
+//
+//go:noinline
+func marshalChunk(sessionID, turnID string, seq uint64, typ, text string) ([]byte, error) {
+	return json.Marshal(&Update{SessionID: sessionID, TurnID: turnID, Seq: seq, Type: typ, Text: &text})
+}
+
+// prefixOf reports whether the kept prefix is the one of session id: it starts
+// with id quoted, which a plain id (the daemon's own) always is.
+func (e *encoder) prefixOf(id string) bool {
+	const key = len(`{"sessionId":"`)
+	return len(e.prefix) > key+len(id) && string(e.prefix[key:key+len(id)]) == id && e.prefix[key+len(id)] == '"'
 }

@@ -25,7 +25,7 @@ func TestUpdateLogFlushStoresEverythingAddedBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newUpdateLog(ctx, st, slog.New(slog.DiscardHandler))
-	const n = 3 * updateBatch // more than one batch, so flush must loop
+	const n = 2*updateQueue + 1 // more than the queue holds (adding waits for the writer), less than the store keeps
 	for i := 1; i <= n; i++ {
 		w.add(store.Update{SessionID: "s", Seq: uint64(i), Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))})
 	}
