@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
@@ -29,13 +30,22 @@ type updateLog struct {
 	added   uint64         // updates added so far
 	written uint64         // updates stored (or failed to) so far
 	closing bool           // close was called: the writer drains and stops
+	urgent  int            // flushes waiting: the writer does not gather
 	done    bool           // the writer has stopped
 	wake    chan struct{}  // one slot: pending became non-empty, or closing
 	stopped chan struct{}
 }
 
-// updateQueue bounds what waits for the writer.
-const updateQueue = 4096
+// updateQueue bounds what waits for the writer. The writer stores once
+// updateBatch wait, or once the first of them has waited updateGather: a turn
+// streaming thousands of chunks a second is stored in a few large transactions
+// (each has a fixed cost of about as much as a hundred chunks), and a lone update
+// (a tool call, a question) is stored within the gather time.
+const (
+	updateQueue  = 8192
+	updateBatch  = 2048
+	updateGather = 2 * time.Millisecond
+)
 
 func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updateLog {
 	w := &updateLog{
@@ -62,9 +72,9 @@ func (w *updateLog) add(u store.Update) {
 	}
 	w.pending = append(w.pending, u)
 	w.added++
-	first := len(w.pending) == 1
+	n := len(w.pending)
 	w.mu.Unlock()
-	if first {
+	if n == 1 || n == updateBatch {
 		w.signal()
 	}
 }
@@ -80,7 +90,13 @@ func (w *updateLog) signal() {
 func (w *updateLog) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for target := w.added; w.written < target && !w.done; {
+	target := w.added
+	if w.written < target {
+		w.urgent++
+		defer func() { w.urgent-- }()
+		w.signal()
+	}
+	for w.written < target && !w.done {
 		w.changed.Wait()
 	}
 }
@@ -94,10 +110,33 @@ func (w *updateLog) close() {
 	<-w.stopped
 }
 
+// gather waits, after the first update of a batch woke the writer, until
+// updateBatch are pending, updateGather passed, a flush waits or close was called.
+func (w *updateLog) gather(timer *time.Timer) {
+	timer.Reset(updateGather)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		ready := len(w.pending) >= updateBatch || w.urgent > 0 || w.closing
+		w.mu.Unlock()
+		if ready {
+			return
+		}
+		select {
+		case <-w.wake:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
 func (w *updateLog) run() {
 	defer close(w.stopped)
 	batch := make([]store.Update, 0, updateQueue)
+	gather := time.NewTimer(time.Hour)
+	gather.Stop()
 	for range w.wake {
+		w.gather(gather)
 		for {
 			w.mu.Lock()
 			batch, w.pending = w.pending, batch[:0]

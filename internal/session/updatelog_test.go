@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestUpdateLogFlushStoresEverythingAddedBefore is what replay on attach relies on:
 // after flush, every update added before it can be read back.
 func TestUpdateLogFlushStoresEverythingAddedBefore(t *testing.T) {
-	st, err := store.Open(t.TempDir()+"/s.db", store.Options{})
+	st, err := store.Open(t.TempDir()+"/s.db", store.Options{Keep: 4 * updateQueue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestUpdateLogFlushStoresEverythingAddedBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newUpdateLog(ctx, st, slog.New(slog.DiscardHandler))
-	const n = 2*updateQueue + 1 // more than the queue holds (adding waits for the writer), less than the store keeps
+	const n = 2*updateQueue + 1 // more than the queue holds (adding waits for the writer), fewer than the store keeps
 	for i := 1; i <= n; i++ {
 		w.add(store.Update{SessionID: "s", Seq: uint64(i), Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))})
 	}
