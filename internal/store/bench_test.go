@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 
 // A realistic checkpoint: an assistant message of about 300 bytes with a tool call.
@@ -109,4 +111,32 @@ func BenchmarkAppendUpdates256(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size*b.N)/b.Elapsed().Seconds(), "updates/s")
+}
+
+// BenchmarkStreamedTurnStorage: what a turn of the load generator's echo prompt
+// (2,000 lines, about 40 KB) stores outside the replay log: the prompt
+// (BeginTurnFor), the reply as a checkpoint, and the end of the turn, which copies
+// both to the transcript.
+func BenchmarkStreamedTurnStorage(b *testing.B) {
+	s := open(b)
+	create(b, s, "s1")
+	var sb strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&sb, "line %d word word\n", i+1)
+	}
+	text := sb.String()
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprint("t", i)
+		if _, err := s.BeginTurnFor(ctx, "s1", id, "", provider.Message{Role: provider.RoleUser, Text: text}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.AppendCheckpoint(ctx, "s1", id, provider.Message{Role: provider.RoleAssistant, Text: text}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.EndTurnWith(ctx, "s1", id, TurnResult{StopReason: "end_turn", Text: text}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -47,13 +47,12 @@ func (s *Store) Operation(ctx context.Context, sessionID, operationID string) (O
 	return op, nil
 }
 
-func insertOperation(ctx context.Context, tx *sql.Tx, sessionID, operationID, turnID string) error {
-	if _, err := tx.ExecContext(ctx, "INSERT INTO operations (session_id, operation_id, turn_id) VALUES (?, ?, ?)",
+func (s *Store) insertOperation(ctx context.Context, tx *sql.Tx, sessionID, operationID, turnID string) error {
+	if _, err := s.exec(ctx, tx, qInsertOperation,
 		sessionID, operationID, turnID); err != nil {
 		return fmt.Errorf("store: recording operation %q of %s: %w", operationID, sessionID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM operations WHERE session_id = ?1 AND rowid NOT IN
-		(SELECT rowid FROM operations WHERE session_id = ?1 ORDER BY rowid DESC LIMIT ?2)`, sessionID, MaxOperations); err != nil {
+	if _, err := s.exec(ctx, tx, qForgetOperations, sessionID, MaxOperations); err != nil {
 		return fmt.Errorf("store: forgetting old operations of %s: %w", sessionID, err)
 	}
 	return nil
@@ -69,9 +68,8 @@ func (s *Store) EndTurnWith(ctx context.Context, sessionID, turnID string, r Tur
 // (recorded by Recover): the turn was stopped, by the daemon going away.
 var InterruptedResult = TurnResult{StopReason: "cancelled"}
 
-func setOperationResult(ctx context.Context, tx *sql.Tx, sessionID, turnID string, r TurnResult) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ?
-		WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL`,
+func (s *Store) setOperationResult(ctx context.Context, tx *sql.Tx, sessionID, turnID string, r TurnResult) error {
+	if _, err := s.exec(ctx, tx, qSetOperationResult,
 		r.StopReason, r.Text, r.InputTokens, r.OutputTokens, sessionID, turnID); err != nil {
 		return fmt.Errorf("store: recording the result of turn %s of %s: %w", turnID, sessionID, err)
 	}

@@ -79,28 +79,25 @@ func capOutput(s string) string {
 }
 
 // appendRows appends rows to the session's transcript at the next indexes.
-func appendRows(ctx context.Context, tx *sql.Tx, sessionID string, rows []Row) error {
+func (s *Store) appendRows(ctx context.Context, tx *sql.Tx, sessionID string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	var next int
-	if err := tx.QueryRowContext(ctx, "SELECT message_count FROM sessions WHERE id = ?", sessionID).Scan(&next); err != nil {
+	if err := s.queryRow(ctx, tx, qMessageCount, []any{sessionID}, &next); err != nil {
 		return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO transcript
-		(session_id, idx, role, text, tool_call_id, name, is_error, interrupted, turn_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := s.stmt(ctx, tx, qInsertRow)
 	if err != nil {
 		return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 	}
-	defer stmt.Close()
 	for i, r := range rows {
 		if _, err := stmt.ExecContext(ctx, sessionID, next+i, r.Role, r.Text, nullable(r.ToolCallID), nullable(r.Name),
 			boolInt(r.IsError), boolInt(r.Interrupted), r.TurnID); err != nil {
 			return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET message_count = ? WHERE id = ?", next+len(rows), sessionID); err != nil {
+	if _, err := s.exec(ctx, tx, qSetMessageCount, next+len(rows), sessionID); err != nil {
 		return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 	}
 	return nil

@@ -37,7 +37,7 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 	now := ms(s.now())
 	var id int64
 	err = s.write(ctx, OpBeginTurn, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE sessions SET last_activity = ? WHERE id = ?", now, sessionID)
+		res, err := s.exec(ctx, tx, qTouchSession, now, sessionID)
 		if err != nil {
 			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
 		}
@@ -45,23 +45,23 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 			return err
 		}
 		var one int
-		err = tx.QueryRowContext(ctx, "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?", sessionID, turnID).Scan(&one)
+		err = s.queryRow(ctx, tx, qTurnExists, []any{sessionID, turnID}, &one)
 		if err == nil {
 			return fmt.Errorf("store: beginning turn %s of %s: the turn id was used before", turnID, sessionID)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)",
+		if _, err := s.exec(ctx, tx, qInsertTurn,
 			sessionID, turnID, TurnRunning, now); err != nil {
 			return fmt.Errorf("store: beginning turn %s of %s: %w", turnID, sessionID, err)
 		}
 		if operationID != "" {
-			if err := insertOperation(ctx, tx, sessionID, operationID, turnID); err != nil {
+			if err := s.insertOperation(ctx, tx, sessionID, operationID, turnID); err != nil {
 				return err
 			}
 		}
-		id, err = insertCheckpoint(ctx, tx, sessionID, turnID, msg)
+		id, err = s.insertCheckpoint(ctx, tx, sessionID, turnID, msg)
 		return err
 	})
 	if err != nil {
@@ -81,7 +81,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, 
 	}
 	var id int64
 	err = s.write(ctx, OpCheckpoint, func(tx *sql.Tx) error {
-		state, err := turnState(ctx, tx, sessionID, turnID)
+		state, err := s.turnState(ctx, tx, sessionID, turnID)
 		if err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("%w: %w", ErrTurnNotRunning, err)
@@ -91,7 +91,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, 
 		if state != TurnRunning {
 			return fmt.Errorf("%w: turn %s of %s is %s", ErrTurnNotRunning, turnID, sessionID, state)
 		}
-		id, err = insertCheckpoint(ctx, tx, sessionID, turnID, msg)
+		id, err = s.insertCheckpoint(ctx, tx, sessionID, turnID, msg)
 		return err
 	})
 	if err != nil {
@@ -100,8 +100,8 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, 
 	return id, nil
 }
 
-func insertCheckpoint(ctx context.Context, tx *sql.Tx, sessionID, turnID string, msg []byte) (int64, error) {
-	res, err := tx.ExecContext(ctx, "INSERT INTO checkpoints (session_id, turn_id, message) VALUES (?, ?, ?)",
+func (s *Store) insertCheckpoint(ctx context.Context, tx *sql.Tx, sessionID, turnID string, msg []byte) (int64, error) {
+	res, err := s.exec(ctx, tx, qInsertCheckpoint,
 		sessionID, turnID, string(msg))
 	if err != nil {
 		return 0, fmt.Errorf("store: checkpoint of turn %s of %s: %w", turnID, sessionID, err)
@@ -113,9 +113,9 @@ func insertCheckpoint(ctx context.Context, tx *sql.Tx, sessionID, turnID string,
 	return id, nil
 }
 
-func turnState(ctx context.Context, tx *sql.Tx, sessionID, turnID string) (string, error) {
+func (s *Store) turnState(ctx context.Context, tx *sql.Tx, sessionID, turnID string) (string, error) {
 	var state string
-	err := tx.QueryRowContext(ctx, "SELECT state FROM turns WHERE session_id = ? AND turn_id = ?", sessionID, turnID).Scan(&state)
+	err := s.queryRow(ctx, tx, qTurnState, []any{sessionID, turnID}, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("%w: turn %s of session %s", ErrNotFound, turnID, sessionID)
 	}
@@ -136,19 +136,19 @@ func (s *Store) EndTurn(ctx context.Context, sessionID, turnID string) error {
 
 func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnResult) error {
 	return s.write(ctx, OpEndTurn, func(tx *sql.Tx) error {
-		state, err := turnState(ctx, tx, sessionID, turnID)
+		state, err := s.turnState(ctx, tx, sessionID, turnID)
 		if err != nil || state != TurnRunning {
 			return err
 		}
-		if err := finishTurn(ctx, tx, sessionID, turnID, TurnComplete, nil); err != nil {
+		if err := s.finishTurn(ctx, tx, sessionID, turnID, TurnComplete, nil); err != nil {
 			return err
 		}
 		if r != nil {
-			if err := setOperationResult(ctx, tx, sessionID, turnID, *r); err != nil {
+			if err := s.setOperationResult(ctx, tx, sessionID, turnID, *r); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET last_activity = ? WHERE id = ?", ms(s.now()), sessionID); err != nil {
+		if _, err := s.exec(ctx, tx, qTouchSession, ms(s.now()), sessionID); err != nil {
 			return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
 		}
 		return nil
@@ -164,20 +164,20 @@ func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnRe
 // retry after an error. ErrNotFound when there is no such turn.
 func (s *Store) InterruptTurn(ctx context.Context, sessionID, turnID, reason string) error {
 	return s.write(ctx, OpInterrupt, func(tx *sql.Tx) error {
-		state, err := turnState(ctx, tx, sessionID, turnID)
+		state, err := s.turnState(ctx, tx, sessionID, turnID)
 		if err != nil || state != TurnRunning {
 			return err
 		}
 		marker := Row{Role: RoleMarker, Text: reason, TurnID: turnID, Interrupted: true}
-		return finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker})
+		return s.finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker})
 	})
 }
 
 // finishTurn transcribes a running turn's checkpoints (then the extra rows), sets
 // its final state, and drops the checkpoints a snapshot already covers: Trim keeps
 // those of running turns only until they reach the transcript.
-func finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, state string, extra []Row) error {
-	rows, err := tx.QueryContext(ctx, "SELECT message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id",
+func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, state string, extra []Row) error {
+	rows, err := s.query(ctx, tx, qTurnCheckpoints,
 		sessionID, turnID)
 	if err != nil {
 		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
@@ -202,15 +202,14 @@ func finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, state string
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
 	}
-	if err := appendRows(ctx, tx, sessionID, append(visible, extra...)); err != nil {
+	if err := s.appendRows(ctx, tx, sessionID, append(visible, extra...)); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ?",
+	if _, err := s.exec(ctx, tx, qSetTurnState,
 		state, sessionID, turnID); err != nil {
 		return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND turn_id = ?2
-		AND id <= (SELECT boundary FROM snapshots WHERE session_id = ?1)`, sessionID, turnID); err != nil {
+	if _, err := s.exec(ctx, tx, qDropCoveredCheckpoints, sessionID, turnID); err != nil {
 		return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
 	}
 	return nil
@@ -245,16 +244,16 @@ func (s *Store) Recover(ctx context.Context, sessionID string) (int, error) {
 	for _, turnID := range turns {
 		finished := false
 		err := s.write(ctx, OpRecover, func(tx *sql.Tx) error {
-			state, err := turnState(ctx, tx, sessionID, turnID)
+			state, err := s.turnState(ctx, tx, sessionID, turnID)
 			if err != nil || state != TurnRunning {
 				return err // ended since we looked: nothing to do
 			}
 			marker := Row{Role: RoleMarker, Text: InterruptedText, TurnID: turnID, Interrupted: true}
 			finished = true
-			if err := finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker}); err != nil {
+			if err := s.finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker}); err != nil {
 				return err
 			}
-			return setOperationResult(ctx, tx, sessionID, turnID, InterruptedResult)
+			return s.setOperationResult(ctx, tx, sessionID, turnID, InterruptedResult)
 		})
 		if err != nil {
 			return recovered, err

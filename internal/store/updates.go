@@ -23,7 +23,7 @@ const (
 	qRaiseMark = "UPDATE sessions SET seq_mark = max(seq_mark, ?) WHERE id = ?"
 )
 
-var preparedQueries = []string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qDropRuns, qSetKept, qRaiseMark, qInsertSession}
+var preparedQueries = append([]string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qDropRuns, qSetKept, qRaiseMark, qInsertSession}, turnQueries...)
 
 // exec runs one of preparedQueries in tx.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {

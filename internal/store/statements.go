@@ -1,0 +1,24 @@
+package store
+
+// The statements of a turn's writes (BeginTurnFor, AppendCheckpoint, EndTurnWith and
+// what they share with Recover and InterruptTurn), prepared once at Open
+// (preparedQueries): preparing one cost about as much as running it, a tenth of a
+// streamed turn's storage.
+const (
+	qTouchSession           = "UPDATE sessions SET last_activity = ? WHERE id = ?"
+	qTurnExists             = "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?"
+	qInsertTurn             = "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)"
+	qInsertCheckpoint       = "INSERT INTO checkpoints (session_id, turn_id, message) VALUES (?, ?, ?)"
+	qTurnState              = "SELECT state FROM turns WHERE session_id = ? AND turn_id = ?"
+	qTurnCheckpoints        = "SELECT message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id"
+	qSetTurnState           = "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ?"
+	qMessageCount           = "SELECT message_count FROM sessions WHERE id = ?"
+	qSetMessageCount        = "UPDATE sessions SET message_count = ? WHERE id = ?"
+	qInsertOperation        = "INSERT INTO operations (session_id, operation_id, turn_id) VALUES (?, ?, ?)"
+	qDropCoveredCheckpoints = "DELETE FROM checkpoints WHERE session_id = ?1 AND turn_id = ?2 AND id <= (SELECT boundary FROM snapshots WHERE session_id = ?1)"
+	qInsertRow              = "INSERT INTO transcript (session_id, idx, role, text, tool_call_id, name, is_error, interrupted, turn_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	qForgetOperations       = "DELETE FROM operations WHERE session_id = ?1 AND rowid NOT IN (SELECT rowid FROM operations WHERE session_id = ?1 ORDER BY rowid DESC LIMIT ?2)"
+	qSetOperationResult     = "UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ? WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL"
+)
+
+var turnQueries = []string{qTouchSession, qTurnExists, qInsertTurn, qInsertCheckpoint, qTurnState, qTurnCheckpoints, qSetTurnState, qMessageCount, qSetMessageCount, qInsertOperation, qDropCoveredCheckpoints, qInsertRow, qForgetOperations, qSetOperationResult}
