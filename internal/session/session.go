@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,7 @@ type Session struct {
 	slab     []byte // what text chunks are encoded into (encodeLocked)
 
 	mu         sync.Mutex
-	subs       map[Subscriber]*attachment
+	subs       []attachment       // in the order they attached; few, so a slice
 	context    []provider.Message // the model context after the last turn
 	checkpoint int64              // the id of the last checkpoint stored
 	waiting    int                // prompts queued behind the running turn
@@ -81,7 +82,6 @@ func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Sessi
 		ID: id, Owner: owner, Agent: a, Workspace: workspace, mgr: m,
 		slot:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
-		subs:      make(map[Subscriber]*attachment),
 		approvals: make(map[string]chan string),
 		always:    make(map[string]bool),
 		ops:       make(map[string]*operation),
@@ -102,15 +102,15 @@ func (s *Session) attachLocked(sub Subscriber) {
 	if s.closed {
 		return
 	}
-	if _, ok := s.subs[sub]; !ok {
-		s.subs[sub] = &attachment{lastSeq: s.seq}
+	if !slices.ContainsFunc(s.subs, func(a attachment) bool { return a.sub == sub }) {
+		s.subs = append(s.subs, attachment{sub: sub, lastSeq: s.seq})
 	}
 }
 
 // Detach stops delivering to sub.
 func (s *Session) Detach(sub Subscriber) {
 	s.mu.Lock()
-	delete(s.subs, sub)
+	s.subs = slices.DeleteFunc(s.subs, func(a attachment) bool { return a.sub == sub })
 	s.mu.Unlock()
 }
 
@@ -224,7 +224,7 @@ func (s *Session) shutdown(cause error) {
 	if s.turn != nil {
 		s.turn.cancel(cause)
 	}
-	clear(s.subs)
+	s.subs = nil
 	s.mu.Unlock()
 }
 
@@ -300,14 +300,17 @@ func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	var lagged []Subscriber
 	var lastSent []uint64
 	s.mu.Lock()
-	for sub, a := range s.subs {
-		if sub.Offer(raw) {
+	kept := s.subs[:0]
+	for _, a := range s.subs {
+		if a.sub.Offer(raw) {
 			a.lastSeq = seq
+			kept = append(kept, a)
 			continue
 		}
-		delete(s.subs, sub)
-		lagged, lastSent = append(lagged, sub), append(lastSent, a.lastSeq)
+		lagged, lastSent = append(lagged, a.sub), append(lastSent, a.lastSeq)
 	}
+	clear(s.subs[len(kept):])
+	s.subs = kept
 	s.mu.Unlock()
 	for i, sub := range lagged {
 		s.mgr.log.Warn("a connection fell behind the session's updates; detached it", "session", s.ID, "afterSeq", lastSent[i])
@@ -319,7 +322,8 @@ func (s *Session) capableSubscribers() []Subscriber {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Subscriber
-	for sub := range s.subs {
+	for _, a := range s.subs {
+		sub := a.sub
 		if sub.CanElicit() {
 			out = append(out, sub)
 		}

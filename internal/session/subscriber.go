@@ -30,5 +30,6 @@ type Subscriber interface {
 
 // attachment is what a session keeps of one attached subscriber.
 type attachment struct {
+	sub     Subscriber
 	lastSeq uint64 // the seq of the last update it was sent, or the seq when it attached
 }
