@@ -10,7 +10,7 @@ const (
 	qInsertTurn             = "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)"
 	qInsertCheckpoint       = "INSERT INTO checkpoints (session_id, turn_id, message) VALUES (?, ?, ?)"
 	qTurnState              = "SELECT state FROM turns WHERE session_id = ? AND turn_id = ?"
-	qTurnCheckpoints        = "SELECT message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id"
+	qTurnCheckpoints        = "SELECT id, message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id"
 	qSetTurnState           = "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ?"
 	qMessageCount           = "SELECT message_count FROM sessions WHERE id = ?"
 	qSetMessageCount        = "UPDATE sessions SET message_count = ? WHERE id = ?"

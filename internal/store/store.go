@@ -95,6 +95,8 @@ type Store struct {
 	// streaming turn runs several, and preparing each every time cost as much as
 	// running it.
 	stmts map[string]*sql.Stmt
+
+	rows rowCache // the transcript rows of running turns' checkpoints (turns.go)
 }
 
 // Open opens (creating it 0600 if needed) the database at path, tightens an

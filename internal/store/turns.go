@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
@@ -67,6 +69,7 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 	if err != nil {
 		return 0, err
 	}
+	s.rows.put(id, msg, turnID, prompt)
 	return id, nil
 }
 
@@ -97,6 +100,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, 
 	if err != nil {
 		return 0, err
 	}
+	s.rows.put(id, msg, turnID, m)
 	return id, nil
 }
 
@@ -184,10 +188,15 @@ func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, s
 	}
 	var visible []Row
 	for rows.Next() {
+		var id int64
 		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
+		if err := rows.Scan(&id, &raw); err != nil {
 			rows.Close()
 			return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+		}
+		if cached, ok := s.rows.take(id, raw); ok {
+			visible = append(visible, cached...)
+			continue
 		}
 		m, err := decodeMessage(raw)
 		if err != nil {
@@ -281,4 +290,44 @@ func (s *Store) runningTurns(ctx context.Context, sessionID string) ([]string, e
 		out = append(out, id)
 	}
 	return out, rows.Err()
+}
+
+// rowCache keeps, for the checkpoints this process stored and whose turn has not
+// ended, their encoding and the transcript rows they become, so that ending the
+// turn need not decode what it just encoded (a streamed turn's reply is tens of
+// KB). An entry is used only when the stored bytes are exactly the cached ones;
+// any other checkpoint (one of before a restart, one a failed write left
+// uncached) is decoded as before.
+type rowCache struct {
+	mu sync.Mutex
+	m  map[int64]cachedRows
+}
+
+type cachedRows struct {
+	raw  []byte
+	rows []Row
+}
+
+// maxCachedRows bounds the cache: the checkpoints of turns that never end here
+// (their session deleted, the process stopping) are forgotten once it fills.
+const maxCachedRows = 256
+
+// put records the checkpoint id, stored as raw, of message m of turnID.
+func (c *rowCache) put(id int64, raw []byte, turnID string, m provider.Message) {
+	rows := rowsOf(turnID, m)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedRows {
+		c.m = make(map[int64]cachedRows)
+	}
+	c.m[id] = cachedRows{raw: raw, rows: rows}
+}
+
+// take returns and forgets the rows of checkpoint id when it is stored as raw.
+func (c *rowCache) take(id int64, raw []byte) ([]Row, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	delete(c.m, id)
+	return e.rows, ok && bytes.Equal(e.raw, raw)
 }
