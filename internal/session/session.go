@@ -228,8 +228,10 @@ func (s *Session) shutdown(cause error) {
 	s.mu.Unlock()
 }
 
-// seqBlock is how many seqs one durable reservation covers.
-const seqBlock = 4096
+// seqBlock is how many seqs one durable reservation covers: a reservation is a
+// write in the publisher's path, so a block lasts several streamed turns; a restart
+// skips what was left of it, which costs nothing (seqs need only increase).
+const seqBlock = 1 << 16
 
 // publish assigns the next seq, queues u for the replay log and offers it to every
 // attached subscriber. None is waited for: one whose queue is full is detached and
