@@ -32,8 +32,7 @@ type Session struct {
 	pub      sync.Mutex
 	seq      uint64 // the last seq used
 	reserved uint64 // seqs up to this one are durably reserved (store.ReserveSeq)
-	enc      encoder
-	slab     []byte // what text chunks are encoded into (encodeLocked)
+	chunks   *chunkWriter // made by the first text chunk published
 
 	mu         sync.Mutex
 	subs       []attachment       // in the order they attached; few, so a slice
@@ -259,20 +258,31 @@ func (s *Session) publishChunk(turnID, typ, text string) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
 	seq := s.nextSeqLocked()
-	if need := 256 + 2*len(text); cap(s.slab)-len(s.slab) < need {
-		s.slab = make([]byte, 0, max(slabSize, need))
+	if s.chunks == nil {
+		s.chunks = new(chunkWriter)
 	}
-	tail := s.slab[len(s.slab):]
-	raw, err := s.enc.chunk(tail, s.ID, turnID, seq, typ, text)
+	w := s.chunks
+	if need := 256 + 2*len(text); cap(w.slab)-len(w.slab) < need {
+		w.slab = make([]byte, 0, max(slabSize, need))
+	}
+	tail := w.slab[len(w.slab):]
+	raw, err := w.enc.chunk(tail, s.ID, turnID, seq, typ, text)
 	if err != nil {
 		s.mgr.log.Error("encoding an update", "session", s.ID, "type", typ, "err", err)
 		return
 	}
 	if len(raw) > 0 && cap(raw) == cap(tail) && &raw[0] == &tail[:1][0] { // in the slab
-		s.slab = s.slab[:len(s.slab)+len(raw)]
+		w.slab = w.slab[:len(w.slab)+len(raw)]
 		raw = raw[:len(raw):len(raw)]
 	}
 	s.deliverLocked(seq, raw)
+}
+
+// chunkWriter is what a session that streamed keeps for encoding text chunks: the
+// encoder with its prefix, and the slab they are encoded into.
+type chunkWriter struct {
+	enc  encoder
+	slab []byte
 }
 
 // slabSize is the size of the buffers text chunks are encoded into, many to one

@@ -50,7 +50,6 @@ const (
 func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updateLog {
 	w := &updateLog{
 		ctx: ctx, st: st, log: log,
-		pending: make([]store.Update, 0, updateQueue),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 	}
@@ -132,7 +131,7 @@ func (w *updateLog) gather(timer *time.Timer) {
 
 func (w *updateLog) run() {
 	defer close(w.stopped)
-	batch := make([]store.Update, 0, updateQueue)
+	var batch []store.Update
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	for range w.wake {
@@ -144,6 +143,15 @@ func (w *updateLog) run() {
 			w.mu.Unlock()
 			if len(batch) == 0 {
 				if !closing {
+					// Idle: a burst's queue (up to updateQueue updates) is not kept.
+					w.mu.Lock()
+					if len(w.pending) == 0 && cap(w.pending) > 256 {
+						w.pending = nil
+					}
+					w.mu.Unlock()
+					if cap(batch) > 256 {
+						batch = nil
+					}
 					break
 				}
 				w.mu.Lock()
