@@ -30,8 +30,8 @@ type Session struct {
 	// sees. It is held while offering an update to the subscribers (which never
 	// waits); nothing else is taken inside it except mu.
 	pub      sync.Mutex
-	seq      uint64 // the last seq used
-	reserved uint64 // seqs up to this one are durably reserved (store.ReserveSeq)
+	seq      uint64       // the last seq used
+	reserved uint64       // seqs up to this one are durably reserved (store.ReserveSeq)
 	chunks   *chunkWriter // made by the first text chunk published
 
 	mu         sync.Mutex
