@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json/jsontext"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -103,23 +104,9 @@ const (
 // for the peer: the writer runs until its write blocks, and the sender goes on.
 func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	o.mu.Lock()
-	if o.closed {
+	if err := o.admitLocked(len(msg), kind); err != nil {
 		o.mu.Unlock()
-		return ErrClosed
-	}
-	if kind == frameNotification {
-		if o.notes > 0 && (o.notes+1 > o.maxFrames || o.noteBytes+len(msg) > o.maxBytes) {
-			o.mu.Unlock()
-			return ErrQueueFull
-		}
-		o.notes++
-		o.noteBytes += len(msg)
-		o.qNotes++
-		o.qNoteBytes += len(msg)
-	} else {
-		o.answerBytes += len(msg)
-		o.qAnswerBytes += len(msg)
-		o.heavy.Store(o.answerBytes >= o.maxBytes)
+		return err
 	}
 	switch {
 	case o.framer != nil:
@@ -129,6 +116,33 @@ func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	default:
 		o.queue = append(o.queue, msg)
 	}
+	o.queuedLocked(kind, kick)
+	return nil
+}
+
+// admitLocked counts a frame of n bytes against the bounds, or refuses it (push).
+func (o *outbox) admitLocked(n int, kind frameKind) error {
+	if o.closed {
+		return ErrClosed
+	}
+	if kind == frameNotification {
+		if o.notes > 0 && (o.notes+1 > o.maxFrames || o.noteBytes+n > o.maxBytes) {
+			return ErrQueueFull
+		}
+		o.notes++
+		o.noteBytes += n
+		o.qNotes++
+		o.qNoteBytes += n
+	} else {
+		o.answerBytes += n
+		o.qAnswerBytes += n
+		o.heavy.Store(o.answerBytes >= o.maxBytes)
+	}
+	return nil
+}
+
+// queuedLocked ends a push: the frame is queued; it unlocks mu.
+func (o *outbox) queuedLocked(kind frameKind, kick bool) {
 	o.queued++
 	if kick {
 		o.startLocked()
@@ -138,28 +152,75 @@ func (o *outbox) push(msg []byte, kind frameKind, kick, borrowed bool) error {
 	if yield {
 		runtime.Gosched()
 	}
+}
+
+// pushNotification is push of the notification {method, params} over the NDJSON
+// framer, whose framing is a newline: the frame is written straight into the
+// stream, with no message assembled first and copied. method must need no
+// escaping (plainMethod).
+func (o *outbox) pushNotification(method string, params []byte, kind frameKind) error {
+	n := len(notificationHead) + len(method) + 2 + 1
+	if len(params) > 0 {
+		n += len(paramsKey) + len(params)
+	}
+	o.mu.Lock()
+	if err := o.admitLocked(n, kind); err != nil {
+		o.mu.Unlock()
+		return err
+	}
+	b := o.streamBuffer(n)
+	buf := append(*b, notificationHead...)
+	buf = append(append(append(buf, '"'), method...), '"')
+	if len(params) > 0 {
+		buf = append(append(buf, paramsKey...), params...)
+	}
+	*b = append(buf, '}', '\n')
+	o.queuedLocked(kind, true)
 	return nil
+}
+
+const (
+	notificationHead = `{"jsonrpc":"2.0","method":`
+	paramsKey        = `,"params":`
+)
+
+// plainMethod reports whether method is quoted by adding quotes alone: printable
+// ASCII without quote or backslash, as every method name of the protocol is.
+func plainMethod(method string) bool {
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendStream appends msg, framed, to the stream's last buffer, or to a new one
 // when msg does not fit in the last one and growing it would make it streamChunk
 // bytes or more.
 func (o *outbox) appendStream(msg []byte) {
-	n := len(o.stream)
-	if n == 0 {
+	b := o.streamBuffer(len(msg) + 1)
+	*b = o.framer.AppendFrame(*b, msg)
+}
+
+// streamBuffer returns the buffer a frame of about n bytes is appended to: the
+// stream's last one, or a new one when the frame does not fit in the last one and
+// growing it would make it streamChunk bytes or more.
+func (o *outbox) streamBuffer(n int) *[]byte {
+	k := len(o.stream)
+	if k == 0 {
 		o.stream = append(o.stream, streamBuffers.Get().(*[]byte))
-		n = 1
-	} else if b := *o.stream[n-1]; len(b) > 0 && len(b)+len(msg)+1 > cap(b) && len(b)+len(msg) >= streamChunk {
+		k = 1
+	} else if b := *o.stream[k-1]; len(b) > 0 && len(b)+n > cap(b) && len(b)+n-1 >= streamChunk {
 		// A backlog: this buffer, and likely the next, fill to streamChunk.
 		next := streamBuffers.Get().(*[]byte)
 		if cap(*next) < streamChunk {
 			*next = make([]byte, 0, streamChunk)
 		}
 		o.stream = append(o.stream, next)
-		n++
+		k++
 	}
-	b := o.stream[n-1]
-	*b = o.framer.AppendFrame(*b, msg)
+	return o.stream[k-1]
 }
 
 // start starts the writer when frames wait and none runs.
@@ -343,10 +404,24 @@ func (c *Conn) NotifyUnbounded(method string, params any) error {
 	return c.notify(method, params, frameResponse)
 }
 
+// NotifyValue is Notify with params already encoded, which it sends as they are:
+// nothing is boxed or encoded on the way, for the notifications a streaming turn
+// sends by the thousand.
+func (c *Conn) NotifyValue(method string, params jsontext.Value) error {
+	return c.notifyEncoded(method, params, frameNotification)
+}
+
 func (c *Conn) notify(method string, params any, kind frameKind) error {
 	p, err := encodeParams(params)
 	if err != nil {
 		return err
+	}
+	return c.notifyEncoded(method, p, kind)
+}
+
+func (c *Conn) notifyEncoded(method string, p jsontext.Value, kind frameKind) error {
+	if _, ndjson := c.out.framer.(*NDJSON); ndjson && plainMethod(method) {
+		return c.out.pushNotification(method, p, kind)
 	}
 	if c.out.framer != nil {
 		// The queue copies the frame into its stream: encode it in a scratch buffer.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // A backlog of notifications, queued while the peer does not read, is held in
@@ -41,5 +42,62 @@ func TestNotificationBacklogIsNotRegrown(t *testing.T) {
 		if m["method"] != "u" || p["seq"] != float64(i) {
 			t.Fatalf("notification %d: %v", i, m)
 		}
+	}
+}
+
+// A notification written straight into the stream (NotifyValue, or Notify of a
+// plain method) is byte for byte what AppendRequest makes; a method that needs
+// escaping goes the long way, also exactly; and the straight path allocates nothing
+// once its buffers exist.
+func TestNotificationsWrittenIntoTheStreamAreExact(t *testing.T) {
+	c, peer, r := pair(t, HandlerFunc(nil), Options{OutboundFrames: 1 << 16, OutboundBytes: 64 << 20})
+	params := jsontext.Value(`{"sessionId":"s","seq":1,"type":"agent_message_chunk","text":"a \"b\" é\n"}`)
+	send := []struct {
+		method string
+		params jsontext.Value
+		value  bool
+	}{
+		{"session/update", params, true},
+		{"session/update", params, false},
+		{"session/update", nil, true},
+		{`odd "method" é`, params, true},
+		{"tab\tmethod", params, false},
+	}
+	for _, s := range send {
+		var err error
+		if s.value {
+			err = c.NotifyValue(s.method, s.params)
+		} else {
+			err = c.Notify(s.method, s.params)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range send {
+		want, err := AppendRequest(nil, nil, s.method, s.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want)+"\n" {
+			t.Errorf("method %q:\n got %s\nwant %s", s.method, got, want)
+		}
+	}
+	if raceEnabled {
+		return // the race detector's pool drops buffers
+	}
+	// Keep the writer busy with a backlog, so that queuing reuses the stream's buffer.
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := c.NotifyValue("session/update", params); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0.05 {
+		t.Errorf("NotifyValue allocates %.2f times per notification", allocs)
 	}
 }

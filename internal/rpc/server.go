@@ -390,7 +390,7 @@ func (c *connState) caller() session.Caller {
 
 // Offer queues one session/update notification without waiting (session.Subscriber).
 func (c *connState) Offer(update jsontext.Value) bool {
-	return c.conn.Notify("session/update", update) == nil
+	return c.conn.NotifyValue("session/update", update) == nil
 }
 
 // Send queues one session/update notification of a replay, waiting for room in the
@@ -398,7 +398,7 @@ func (c *connState) Offer(update jsontext.Value) bool {
 // replay, so it paces it.
 func (c *connState) Send(ctx context.Context, update jsontext.Value) error {
 	for {
-		err := c.conn.Notify("session/update", update)
+		err := c.conn.NotifyValue("session/update", update)
 		if !errors.Is(err, jsonrpc.ErrQueueFull) {
 			return err
 		}
