@@ -81,9 +81,6 @@ type StreamFramer interface {
 	WriteStream(b []byte) error
 }
 
-// streamBuffers are the outbound buffers of every connection over a StreamFramer.
-var streamBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
 // A stream buffer takes frames until it holds streamChunk bytes (one frame larger
 // than that has a buffer of its own); maxPooledStream bounds the buffers kept in
 // streamBuffers.
@@ -209,15 +206,11 @@ func (o *outbox) appendStream(msg []byte) {
 func (o *outbox) streamBuffer(n int) *[]byte {
 	k := len(o.stream)
 	if k == 0 {
-		o.stream = append(o.stream, streamBuffers.Get().(*[]byte))
+		o.stream = append(o.stream, streamBuffers.get(false))
 		k = 1
 	} else if b := *o.stream[k-1]; len(b) > 0 && len(b)+n > cap(b) && len(b)+n-1 >= streamChunk {
 		// A backlog: this buffer, and likely the next, fill to streamChunk.
-		next := streamBuffers.Get().(*[]byte)
-		if cap(*next) < streamChunk {
-			*next = make([]byte, 0, streamChunk)
-		}
-		o.stream = append(o.stream, next)
+		o.stream = append(o.stream, streamBuffers.get(true))
 		k++
 	}
 	return o.stream[k-1]
@@ -287,10 +280,7 @@ func (o *outbox) run(once bool) {
 				if err == nil {
 					err = o.framer.WriteStream(*b)
 				}
-				if cap(*b) <= maxPooledStream {
-					*b = (*b)[:0]
-					streamBuffers.Put(b)
-				}
+				streamBuffers.put(b)
 				stream[i] = nil
 			}
 		} else {
