@@ -25,7 +25,16 @@ const UnansweredText = "interrupted"
 // results it does have, and a tool result with no earlier matching call is left
 // out. ErrNotFound when there is no such session.
 func (s *Store) Context(ctx context.Context, sessionID string) ([]provider.Message, error) {
+	msgs, _, err := s.ContextIDs(ctx, sessionID)
+	return msgs, err
+}
+
+// ContextIDs is Context with, for each message, the id of the checkpoint it is: 0
+// for a message of the snapshot and for one Context supplies (an unanswered call's
+// result). TrimBefore takes those ids.
+func (s *Store) ContextIDs(ctx context.Context, sessionID string) ([]provider.Message, []int64, error) {
 	var out []provider.Message
+	var ids []int64
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		if err := sessionExists(ctx, tx, sessionID); err != nil {
 			return err
@@ -42,8 +51,9 @@ func (s *Store) Context(ctx context.Context, sessionID string) ([]provider.Messa
 			if out, err = decodeMessages(snapshot); err != nil {
 				return err
 			}
+			ids = make([]int64, len(out))
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT message FROM checkpoints WHERE session_id = ? AND id > ? ORDER BY id",
+		rows, err := tx.QueryContext(ctx, "SELECT id, message FROM checkpoints WHERE session_id = ? AND id > ? ORDER BY id",
 			sessionID, boundary)
 		if err != nil {
 			return fmt.Errorf("store: reading the checkpoints of %s: %w", sessionID, err)
@@ -51,53 +61,58 @@ func (s *Store) Context(ctx context.Context, sessionID string) ([]provider.Messa
 		defer rows.Close()
 		var raw []byte
 		for rows.Next() {
-			if err := rows.Scan(&raw); err != nil {
+			var id int64
+			if err := rows.Scan(&id, &raw); err != nil {
 				return fmt.Errorf("store: reading the checkpoints of %s: %w", sessionID, err)
 			}
 			m, err := decodeMessage(raw)
 			if err != nil {
 				return err
 			}
-			out = append(out, m)
+			out, ids = append(out, m), append(ids, id)
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return providerSafe(out), nil
+	out, ids = providerSafe(out, ids)
+	return out, ids, nil
 }
 
 // providerSafe answers every unanswered tool call and drops orphan tool results:
-// both APIs we speak refuse a context with either.
-func providerSafe(in []provider.Message) []provider.Message {
+// both APIs we speak refuse a context with either. ids go along with the messages
+// (an answer it adds has 0).
+func providerSafe(in []provider.Message, inIDs []int64) ([]provider.Message, []int64) {
 	out := make([]provider.Message, 0, len(in))
+	ids := make([]int64, 0, len(in))
 	var pending []provider.ToolCall // calls of the last assistant message still without a result
 	answer := func() {
 		for _, c := range pending {
 			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Name: c.Name,
 				Text: UnansweredText, IsError: true})
+			ids = append(ids, 0)
 		}
 		pending = nil
 	}
-	for _, m := range in {
+	for i, m := range in {
 		if m.Role == provider.RoleTool {
-			i := indexOfCall(pending, m.ToolCallID)
-			if i < 0 {
+			j := indexOfCall(pending, m.ToolCallID)
+			if j < 0 {
 				continue // no call asked for it
 			}
-			pending = append(pending[:i:i], pending[i+1:]...)
-			out = append(out, m)
+			pending = append(pending[:j:j], pending[j+1:]...)
+			out, ids = append(out, m), append(ids, inIDs[i])
 			continue
 		}
 		answer()
-		out = append(out, m)
+		out, ids = append(out, m), append(ids, inIDs[i])
 		if m.Role == provider.RoleAssistant {
 			pending = append(pending, m.ToolCalls...)
 		}
 	}
 	answer()
-	return out
+	return out, ids
 }
 
 func indexOfCall(calls []provider.ToolCall, id string) int {
@@ -125,20 +140,74 @@ func (s *Store) Trim(ctx context.Context, sessionID string, snapshot []provider.
 		if err := sessionExists(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		if err := checkBoundary(ctx, tx, sessionID, boundary); err != nil {
+		return s.trimTx(ctx, tx, sessionID, enc, boundary)
+	})
+}
+
+// trimTx stores the snapshot enc covering the checkpoints up to boundary and
+// deletes those (Trim).
+func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []byte, boundary int64) error {
+	if err := checkBoundary(ctx, tx, sessionID, boundary); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, messages, boundary) VALUES (?, ?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages, boundary = excluded.boundary`,
+		sessionID, string(enc), boundary); err != nil {
+		return fmt.Errorf("store: trimming %s: storing the snapshot: %w", sessionID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
+		AND turn_id NOT IN (SELECT turn_id FROM turns WHERE session_id = ?1 AND state = 'running')`,
+		sessionID, boundary); err != nil {
+		return fmt.Errorf("store: trimming %s: deleting covered checkpoints: %w", sessionID, err)
+	}
+	return nil
+}
+
+// ErrNotContiguous: the checkpoints TrimBefore was given are not exactly the
+// session's from the first of them on; nothing was trimmed.
+var ErrNotContiguous = errors.New("store: the kept checkpoints are not the session's newest")
+
+// TrimBefore is Trim for a cut that falls among the checkpoints: kept are the ids
+// of the checkpoints the retained context keeps, oldest first, and they must be
+// exactly the session's checkpoints from kept[0] on (else ErrNotContiguous, and
+// nothing changes). The snapshot becomes empty with the boundary just before
+// kept[0], and the older checkpoints go, as Trim does with them: the context then
+// reads back as those checkpoints, and nothing of it was encoded or written again.
+// A session trimmed on every turn (one at max_context_messages) so costs what its
+// newest turn added, not its whole retained context.
+func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) error {
+	if len(kept) == 0 {
+		return fmt.Errorf("%w: none kept", ErrNotContiguous)
+	}
+	return s.write(ctx, OpTrim, func(tx *sql.Tx) error {
+		if err := sessionExists(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, messages, boundary) VALUES (?, ?, ?)
-			ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages, boundary = excluded.boundary`,
-			sessionID, string(enc), boundary); err != nil {
-			return fmt.Errorf("store: trimming %s: storing the snapshot: %w", sessionID, err)
+		rows, err := tx.QueryContext(ctx, "SELECT id FROM checkpoints WHERE session_id = ? AND id >= ? ORDER BY id", sessionID, kept[0])
+		if err != nil {
+			return fmt.Errorf("store: trimming %s: %w", sessionID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
-			AND turn_id NOT IN (SELECT turn_id FROM turns WHERE session_id = ?1 AND state = 'running')`,
-			sessionID, boundary); err != nil {
-			return fmt.Errorf("store: trimming %s: deleting covered checkpoints: %w", sessionID, err)
+		n := 0
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: trimming %s: %w", sessionID, err)
+			}
+			if n >= len(kept) || kept[n] != id {
+				rows.Close()
+				return fmt.Errorf("%w: checkpoint %d", ErrNotContiguous, id)
+			}
+			n++
 		}
-		return nil
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: trimming %s: %w", sessionID, err)
+		}
+		if n != len(kept) {
+			return fmt.Errorf("%w: %d of %d kept are stored", ErrNotContiguous, n, len(kept))
+		}
+		return s.trimTx(ctx, tx, sessionID, []byte("[]"), kept[0]-1)
 	})
 }
 

@@ -186,6 +186,52 @@ func TestTrimDuringATurnKeepsItsCheckpointsForTheTranscript(t *testing.T) {
 	}
 }
 
+// TrimBefore keeps exactly the checkpoints it is given, when they are the
+// session's newest: the context reads back as them, with their ids, on top of an
+// empty snapshot, whatever the snapshot held before. Given anything else (a gap, a
+// stored checkpoint left out, none) it refuses and changes nothing.
+func TestTrimBeforeKeepsTheNewestCheckpoints(t *testing.T) {
+	s := open(t)
+	create(t, s, "s1")
+	turn(t, s, "s1", "t1", user("q1"), assistant("a1"))
+	if err := s.Trim(ctx, "s1", []provider.Message{user("old")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := 2; i <= 4; i++ {
+		ids = append(ids, turn(t, s, "s1", fmt.Sprint("t", i), user(fmt.Sprint("q", i)), assistant(fmt.Sprint("a", i)))...)
+	}
+	msgs, got, err := s.ContextIDs(ctx, "s1")
+	if err != nil || len(msgs) != 9 || got[0] != 0 || !reflect.DeepEqual(got[3:], ids) {
+		t.Fatalf("before: %s ids %v, %v (checkpoints %v)", msgsString(msgs), got, err, ids)
+	}
+	before, countsBefore := mustContext(t, s, "s1"), counts(t, s, "s1")
+	for _, bad := range [][]int64{ids[2:5], append(ids[2:3:3], ids[4:]...), {ids[5] + 1}, nil} {
+		if err := s.TrimBefore(ctx, "s1", bad); !errors.Is(err, ErrNotContiguous) {
+			t.Errorf("TrimBefore(%v): %v, want ErrNotContiguous", bad, err)
+		}
+	}
+	if got := mustContext(t, s, "s1"); !reflect.DeepEqual(got, before) || !reflect.DeepEqual(counts(t, s, "s1"), countsBefore) {
+		t.Fatalf("a refused TrimBefore changed the context:\n%s", msgsString(got))
+	}
+	if err := s.TrimBefore(ctx, "s1", ids[2:]); err != nil {
+		t.Fatal(err)
+	}
+	msgs, got, err = s.ContextIDs(ctx, "s1")
+	if err != nil || msgsString(msgs) != msgsString([]provider.Message{user("q3"), assistant("a3"), user("q4"), assistant("a4")}) ||
+		!reflect.DeepEqual(got, ids[2:]) {
+		t.Fatalf("after: %s ids %v, %v", msgsString(msgs), got, err)
+	}
+	// Later turns go on from there, and a later TrimBefore moves on again.
+	more := turn(t, s, "s1", "t5", user("q5"), assistant("a5"))
+	if err := s.TrimBefore(ctx, "s1", append(ids[4:], more...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustContext(t, s, "s1"); msgsString(got) != msgsString([]provider.Message{user("q4"), assistant("a4"), user("q5"), assistant("a5")}) {
+		t.Errorf("after a second TrimBefore: %s", msgsString(got))
+	}
+}
+
 func TestProviderSafe(t *testing.T) {
 	c1, c2 := call("c1", "shell", `{}`), call("c2", "read_file", `{}`)
 	interrupted := func(c provider.ToolCall) provider.Message {
@@ -208,7 +254,7 @@ func TestProviderSafe(t *testing.T) {
 		{"empty", nil, []provider.Message{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := providerSafe(tc.in); !reflect.DeepEqual(got, tc.want) {
+			if got, _ := providerSafe(tc.in, make([]int64, len(tc.in))); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got:\n%s\nwant:\n%s", msgsString(got), msgsString(tc.want))
 			}
 		})
