@@ -61,7 +61,7 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 		m.log.Error("recovering a session", "session", id, "err", err)
 		return nil, errStorage(err)
 	}
-	history, err := m.st.Context(ctx, id)
+	history, historyIDs, err := m.st.ContextIDs(ctx, id)
 	if err != nil {
 		m.log.Error("rebuilding a session's model context", "session", id, "err", err)
 		return nil, errStorage(err)
@@ -81,7 +81,7 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 		return nil, errLimit(m.opts.MaxSessions)
 	}
 	s := newSession(m, id, row.Owner, agent, row.Workspace)
-	s.context, s.seq, s.reserved = history, mark, mark
+	s.context, s.contextIDs, s.seq, s.reserved = history, historyIDs, mark, mark
 	m.sessions[id] = s
 	m.log.Info("session restored", "session", id, "agent", row.Agent, "recoveredTurns", recovered,
 		"contextMessages", len(history))

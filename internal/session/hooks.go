@@ -65,6 +65,7 @@ func (h *hooks) Message(m provider.Message) {
 		h.turn.failStorage(err)
 		return
 	}
+	h.turn.ids = append(h.turn.ids, id)
 	s.mu.Lock()
 	s.checkpoint = id
 	s.mu.Unlock()

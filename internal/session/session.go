@@ -37,6 +37,7 @@ type Session struct {
 	mu         sync.Mutex
 	subs       []attachment       // in the order they attached; few, so a slice
 	context    []provider.Message // the model context after the last turn
+	contextIDs []int64            // the checkpoint id of each message of context; 0 when unknown
 	checkpoint int64              // the id of the last checkpoint stored
 	waiting    int                // prompts queued behind the running turn
 	turn       *runningTurn
@@ -57,9 +58,10 @@ type runningTurn struct {
 	begun   bool            // the store has the turn (BeginTurn succeeded); only the turn touches it
 	// promptStored: beginTurn stored the prompt, so the hook skips the first message.
 	promptStored bool
-	storageErr   error  // the first write of the turn that failed (storage.go)
-	op           string // the prompt's operation id, "" when none
-	calls        int    // tool calls named so far; only the turn touches it
+	storageErr   error   // the first write of the turn that failed (storage.go)
+	op           string  // the prompt's operation id, "" when none
+	calls        int     // tool calls named so far; only the turn touches it
+	ids          []int64 // the ids of the checkpoints the turn stored, in order; only the turn touches it
 }
 
 // callID names the turn's next tool call "tc_<turn>_<n>": unique within the session
@@ -418,10 +420,12 @@ func (s *Session) replay(ctx context.Context, sub Subscriber, after, upTo uint64
 // no tool result loses its call. The snapshot and the checkpoint boundary it covers
 // commit in one transaction, and only then is history_trimmed sent; when the write
 // fails nothing is sent and the context stays whole until the next turn tries again.
-// The transcript is never touched.
+// The transcript is never touched. When what is kept is all checkpoints, the store
+// keeps those (TrimBefore) instead of a snapshot of them: a session at its limit
+// then costs each turn what the turn added, not its whole context encoded again.
 func (s *Session) trim(t *runningTurn) {
 	s.mu.Lock()
-	ctxMsgs, boundary, limit := s.context, s.checkpoint, s.Agent.MaxContextMessages
+	ctxMsgs, ids, boundary, limit := s.context, s.contextIDs, s.checkpoint, s.Agent.MaxContextMessages
 	s.mu.Unlock()
 	if len(ctxMsgs) <= limit {
 		return
@@ -445,15 +449,43 @@ func (s *Session) trim(t *runningTurn) {
 		return
 	}
 	snapshot := append([]provider.Message(nil), ctxMsgs[cut:]...)
-	if err := s.mgr.st.Trim(t.storage, s.ID, snapshot, boundary); err != nil {
+	keptIDs, err := s.trimStore(t, ids, cut, snapshot, boundary)
+	if err != nil {
 		s.mgr.log.Error("trimming the retained context failed; nothing trimmed", "session", s.ID, "err", err)
 		return
 	}
 	s.mu.Lock()
-	s.context = snapshot
+	s.context, s.contextIDs = snapshot, keptIDs
 	s.mu.Unlock()
 	u := &Update{TurnID: t.id, Type: HistoryTrimmed}
 	dropped, kept := cut, len(snapshot)
 	u.Dropped, u.Kept = &dropped, &kept
 	s.publish(u)
+}
+
+// trimStore stores the trim of the context (ids, one per message) at cut, which
+// keeps snapshot, and returns the ids of what it keeps: TrimBefore when the kept
+// messages are checkpoints (the ones without an id after the first being answers
+// the store supplies again), else a snapshot covering boundary.
+func (s *Session) trimStore(t *runningTurn, ids []int64, cut int, snapshot []provider.Message, boundary int64) ([]int64, error) {
+	if len(ids) == len(snapshot)+cut && ids[cut] > 0 {
+		var kept []int64
+		for _, id := range ids[cut:] {
+			if id > 0 {
+				kept = append(kept, id)
+			}
+		}
+		err := s.mgr.st.TrimBefore(t.storage, s.ID, kept)
+		if err == nil {
+			return slices.Clone(ids[cut:]), nil
+		}
+		if !errors.Is(err, store.ErrNotContiguous) {
+			return nil, err
+		}
+		s.mgr.log.Warn("the kept context is not the newest checkpoints; storing a snapshot of it", "session", s.ID, "err", err)
+	}
+	if err := s.mgr.st.Trim(t.storage, s.ID, snapshot, boundary); err != nil {
+		return nil, err
+	}
+	return make([]int64, len(snapshot)), nil
 }

@@ -45,6 +45,7 @@ func (s *Session) beginTurn(t *runningTurn, text string) error {
 		return errStorage(err)
 	}
 	t.begun, t.promptStored = true, true
+	t.ids = append(t.ids, id)
 	s.mu.Lock()
 	s.checkpoint = id
 	s.mu.Unlock()
@@ -120,13 +121,13 @@ func (s *Session) repair(ctx context.Context) error {
 		s.unfinished = ""
 		s.mu.Unlock()
 	}
-	history, err := s.mgr.st.Context(ctx, s.ID)
+	history, historyIDs, err := s.mgr.st.ContextIDs(ctx, s.ID)
 	if err != nil {
 		s.mgr.log.Error("reloading the model context after a storage failure failed", "session", s.ID, "err", err)
 		return errStorage(err)
 	}
 	s.mu.Lock()
-	s.context, s.stale = history, false
+	s.context, s.contextIDs, s.stale = history, historyIDs, false
 	s.mu.Unlock()
 	return nil
 }

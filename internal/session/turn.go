@@ -80,7 +80,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 		return PromptResult{}, err
 	}
 	s.mu.Lock()
-	history := s.context
+	history, historyIDs := s.context, s.contextIDs
 	s.mu.Unlock()
 
 	result := make(chan PromptResult, 1)
@@ -102,7 +102,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
 		if storageErr == nil { // else repair reloads the context from the store
-			s.context = out.Context
+			s.context, s.contextIDs = out.Context, contextIDs(historyIDs, len(history), t.ids, len(out.Context))
 		}
 		s.turn = nil
 		s.mu.Unlock()
@@ -133,4 +133,24 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 		release() // nobody will answer: the next turn need not wait
 		return PromptResult{}, ctx.Err()
 	}
+}
+
+// contextIDs are the checkpoint ids of a turn's resulting context: those of the
+// history it started from, then the turn's own checkpoints, one per message it
+// added. When the counts do not agree, the new messages' ids are unknown (0), which
+// only costs the next trim a snapshot.
+func contextIDs(history []int64, historyLen int, turn []int64, total int) []int64 {
+	if total < historyLen {
+		return make([]int64, total)
+	}
+	ids := make([]int64, 0, total)
+	if len(history) == historyLen {
+		ids = append(ids, history...)
+	} else {
+		ids = append(ids, make([]int64, historyLen)...)
+	}
+	if historyLen+len(turn) == total {
+		return append(ids, turn...)
+	}
+	return append(ids, make([]int64, total-historyLen)...)
 }
