@@ -33,6 +33,10 @@ const (
 type Bound interface {
 	// MetadataBytes is the length of the strings the binding keeps.
 	MetadataBytes() int
+	// Workspace is the directory whose uploads/ the upload lands in: an upload of
+	// more than one chunk is written to a temporary file there as its chunks arrive
+	// (spool.go). "" writes nothing before the commit.
+	Workspace() string
 }
 
 // Options build a Stage. Zero values mean the limits above.
@@ -85,6 +89,7 @@ type staged[B Bound] struct {
 	received int64
 	hash     hash.Hash
 	saved    []byte // the hash's state before the chunk being decoded
+	spool    *spool // writing buf[:received] to a temporary file, or nil
 }
 
 // NewStage returns an empty staging area.
@@ -242,8 +247,13 @@ func (st *Stage[B]) unlock() {
 	}
 }
 
-// free frees u's buffer; u.mu is held, and u is gone, so no chunk will use it.
+// free frees u's buffer; u.mu is held, and u is gone, so no chunk will use it. Its
+// spool is stopped first, and its file removed unless a commit took it.
 func (u *staged[B]) free() {
+	if u.spool != nil {
+		u.spool.abort()
+		u.spool = nil
+	}
 	freeBuffer(u.buf, u.mapped)
 	u.buf, u.mapped = nil, false
 }
@@ -304,6 +314,9 @@ func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64,
 	}
 	if u.buf == nil {
 		u.buf, u.mapped = allocBuffer(int(u.size) + 2) // DecodedLen counts padding as bytes
+		if ws := u.bound.Workspace(); u.size >= spoolMin && ws != "" {
+			u.spool = startSpool(st.log, ws, u.buf[:u.size:u.size])
+		}
 	}
 	room := u.buf[u.received:]
 	if n, ok := exactDecodedLen(enc, b64); offset == u.received && ok && n <= int64(len(room))-2 {
@@ -355,6 +368,9 @@ func (u *staged[B]) commitChunk(offset, n int64) int64 {
 	if n > 0 {
 		u.starts = append(u.starts, offset)
 		u.received += n
+		if u.spool != nil {
+			u.spool.advance(u.received)
+		}
 	}
 	return u.received
 }
@@ -378,6 +394,28 @@ type Payload struct {
 	Filename string // "" is "upload"
 	Data     []byte
 	Sum      [sha256.Size]byte
+	spool    *spool // the chunks written to a temporary file as they arrived, or nil
+}
+
+// Prepare returns p's bytes written and synced to a temporary file in workspace's
+// uploads directory: the file its chunks were written to as they arrived, when that
+// is complete and synced, else a new one (the package's Prepare).
+func (p Payload) Prepare(workspace string) (*Prepared, error) {
+	if p.spool != nil {
+		if prepared := p.spool.finish(workspace); prepared != nil {
+			return prepared, nil
+		}
+	}
+	return Prepare(workspace, p.Data)
+}
+
+// Unspool removes the temporary file p's chunks were written to, if any, when the
+// commit needs no file (a repeat of bytes stored intact). A Prepare after it writes
+// a new one.
+func (p Payload) Unspool() {
+	if p.spool != nil {
+		p.spool.abort()
+	}
 }
 
 // Taken is a complete upload taken off the stage for its commit. Its charge stays
@@ -435,5 +473,5 @@ func (st *Stage[B]) Take(conn any, id string) (Taken[B], error) {
 		return Taken[B]{}, refused(ReasonSHA256Mismatch, "the bytes received do not match the declared sha256; the upload is discarded",
 			"sha256", hex.EncodeToString(sum[:]))
 	}
-	return Taken[B]{Bound: u.bound, Payload: Payload{Filename: u.name, Data: u.buf[:u.size:u.size], Sum: sum}, release: release}, nil
+	return Taken[B]{Bound: u.bound, Payload: Payload{Filename: u.name, Data: u.buf[:u.size:u.size], Sum: sum, spool: u.spool}, release: release}, nil
 }
