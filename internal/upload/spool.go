@@ -140,7 +140,9 @@ func (s *spool) finish(workspace string) *Prepared {
 	<-s.done
 	err := s.err
 	if err == nil && s.written == int64(len(s.buf)) && workspace == s.workspace {
-		err = s.f.Sync()
+		if err = s.f.Sync(); err == nil {
+			dropCached(s.f)
+		}
 		if cerr := s.f.Close(); err == nil {
 			err = cerr
 		}
