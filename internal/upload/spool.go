@@ -2,7 +2,9 @@ package upload
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"log/slog"
 	"os"
 	"sync"
@@ -17,45 +19,50 @@ const spoolMin = ChunkBytes + 1
 // unless the upload is complete: a client sending tiny chunks costs few writes.
 const spoolPiece = 256 << 10
 
-// spool writes an upload's accepted bytes to a temporary file in its workspace's
-// uploads directory while later chunks arrive, and starts their writeback, so that
-// the commit finds the file written and nearly synced: what is left is the last
-// chunk's write and one fsync. On Linux that cuts a 10 MB commit from about 8 ms of
-// write and fsync to well under 1 ms (docs/BENCHMARKS.md).
+// spool hashes an upload's accepted bytes and writes them to a temporary file in
+// its workspace's uploads directory while later chunks arrive, and starts their
+// writeback, so that the chunk's answer waits for its decoding only, and the commit
+// finds the file written and nearly synced: what is left is the last chunk's hash
+// and write, and one fsync. On Linux that cuts a 10 MB commit from about 8 ms of
+// write and fsync to about 1 ms (docs/BENCHMARKS.md).
 //
-// It only saves time: the staged bytes stay in their buffer, and when anything
-// fails (the directory, a write, the sync), the commit writes the file whole from
-// them with Prepare, exactly as it does for an upload that was not spooled. The
-// file is named by nothing until the commit places it, and it is removed whenever
-// the upload goes without being placed (discarded, expired, reclaimed, refused).
+// The file only saves time: the staged bytes stay in their buffer, and when
+// anything fails (the directory, a write, the sync), the spool goes on hashing and
+// the commit writes the file whole from the buffer with Prepare, exactly as it does
+// for an upload that was not spooled. The file is named by nothing until the
+// commit places it, and it is removed whenever the upload goes without being placed
+// (discarded, expired, reclaimed, refused).
 //
-// One goroutine, run, writes. It reads buf[:ready] while chunks are decoded into
-// buf[ready:], and the buffer is freed only once it has returned (finish, abort).
+// One goroutine, run, hashes and writes. It reads buf[:ready] while chunks are
+// decoded into buf[ready:], and the buffer is freed only once it has returned
+// (finish, abort).
 type spool struct {
 	log       *slog.Logger
 	workspace string
 	buf       []byte        // the upload's staging buffer, exactly its size
+	hash      hash.Hash     // run's until done is closed
 	ready     atomic.Int64  // bytes of buf accepted, which no chunk changes again
 	wake      chan struct{} // capacity 1: ready moved
 	quit      chan struct{} // closed by abort (and by finish of an incomplete upload)
 	done      chan struct{} // closed when run has returned
 
-	// Owned by run until done is closed, then by whoever closed over under mu.
-	dir     uploadsDir
-	f       *os.File // nil when the file could not be created
-	tmp     string
-	written int64
-	err     error
+	// Owned by run until done is closed, then by whoever set over, under mu.
+	dir    uploadsDir
+	f      *os.File // nil when the file could not be created
+	tmp    string
+	hashed int64 // and written, unless err
+	err    error // the file failed: the rest is only hashed
 
 	mu   sync.Mutex
 	over bool // finished or aborted: the file was handed to a Prepared or removed
 }
 
-// startSpool starts writing buf, an upload's staging buffer, to a new temporary
-// file in workspace's uploads directory as advance reports its bytes accepted.
-func startSpool(log *slog.Logger, workspace string, buf []byte) *spool {
+// startSpool starts hashing buf, an upload's staging buffer, into h and writing it
+// to a new temporary file in workspace's uploads directory, as advance reports its
+// bytes accepted.
+func startSpool(log *slog.Logger, workspace string, buf []byte, h hash.Hash) *spool {
 	s := &spool{
-		log: log, workspace: workspace, buf: buf,
+		log: log, workspace: workspace, buf: buf, hash: h,
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 	}
 	go s.run()
@@ -72,17 +79,15 @@ func (s *spool) advance(received int64) {
 	}
 }
 
-// run creates the file, then writes accepted bytes as they come, until every byte
-// is written, a write fails, or abort.
+// run creates the file, then hashes and writes accepted bytes as they come, until
+// every byte is hashed or abort. Once the file failed, it only hashes.
 func (s *spool) run() {
 	defer close(s.done)
-	if s.err = s.create(); s.err != nil {
-		return
-	}
+	s.err = s.create()
 	size := int64(len(s.buf))
-	for s.written < size {
+	for s.hashed < size {
 		ready := s.ready.Load()
-		if ready-s.written < spoolPiece && ready < size {
+		if ready-s.hashed < spoolPiece && ready < size {
 			select {
 			case <-s.wake:
 				continue
@@ -95,14 +100,24 @@ func (s *spool) run() {
 			return
 		default:
 		}
-		n := min(ready-s.written, ChunkBytes) // see writeAll
-		if _, err := s.f.Write(s.buf[s.written : s.written+n]); err != nil {
-			s.err = err
-			return
+		p := s.buf[s.hashed : s.hashed+min(ready-s.hashed, ChunkBytes)] // see writeAll
+		s.hash.Write(p)
+		if s.err == nil {
+			if _, s.err = s.f.Write(p); s.err == nil {
+				startWriteback(s.f, s.hashed, int64(len(p)))
+			}
 		}
-		startWriteback(s.f, s.written, n)
-		s.written += n
+		s.hashed += int64(len(p))
 	}
+}
+
+// sum waits for every byte to be hashed and returns the hash. Only Take calls it,
+// for a complete upload it has not aborted.
+func (s *spool) sum() [sha256.Size]byte {
+	<-s.done
+	var sum [sha256.Size]byte
+	s.hash.Sum(sum[:0])
+	return sum
 }
 
 // create opens the uploads directory (making it 0700) and a new temporary file in
@@ -139,7 +154,7 @@ func (s *spool) finish(workspace string) *Prepared {
 	}
 	<-s.done
 	err := s.err
-	if err == nil && s.written == int64(len(s.buf)) && workspace == s.workspace {
+	if err == nil && s.hashed == int64(len(s.buf)) && workspace == s.workspace {
 		if err = s.f.Sync(); err == nil {
 			dropCached(s.f)
 		}

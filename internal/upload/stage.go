@@ -87,9 +87,9 @@ type staged[B Bound] struct {
 	mapped   bool       // buf is mapped memory (buffer_unix.go): freed once, by free or Taken.Release
 	starts   []int64    // where each accepted chunk starts, in order
 	received int64
-	hash     hash.Hash
-	saved    []byte // the hash's state before the chunk being decoded
-	spool    *spool // writing buf[:received] to a temporary file, or nil
+	hash     hash.Hash // nil when spooled: the spool hashes
+	saved    []byte    // the hash's state before the chunk being decoded
+	spool    *spool    // hashing buf[:received] and writing it to a temporary file, or nil
 }
 
 // NewStage returns an empty staging area.
@@ -297,7 +297,8 @@ func (st *Stage[B]) Staged() (uploads int, charged int64) {
 // that count; an exact resend of an accepted chunk is acknowledged unchanged, so a
 // client may retry after a lost response; anything else is refused with its
 // reason. The bytes are decoded straight into the upload's buffer and hashed as
-// they are decoded.
+// they are decoded, or, for an upload that is spooled, hashed by its spool while
+// the next chunk arrives.
 func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64, error) {
 	u, err := st.lookup(conn, id)
 	if err != nil {
@@ -315,7 +316,8 @@ func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64,
 	if u.buf == nil {
 		u.buf, u.mapped = allocBuffer(int(u.size) + 2) // DecodedLen counts padding as bytes
 		if ws := u.bound.Workspace(); u.size >= spoolMin && ws != "" {
-			u.spool = startSpool(st.log, ws, u.buf[:u.size:u.size])
+			u.spool = startSpool(st.log, ws, u.buf[:u.size:u.size], u.hash)
+			u.hash = nil
 		}
 	}
 	room := u.buf[u.received:]
@@ -323,9 +325,13 @@ func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64,
 		// The common case, a next chunk that fits: decoded in place and hashed as
 		// it goes. A refusal leaves received and the hash as they were.
 		if len(b64) > 0 {
-			u.saved, _ = u.hash.(encoding.BinaryAppender).AppendBinary(u.saved[:0])
+			if u.hash != nil {
+				u.saved, _ = u.hash.(encoding.BinaryAppender).AppendBinary(u.saved[:0])
+			}
 			if !decodeHashed(enc, room, b64, n, u.hash) {
-				u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.saved)
+				if u.hash != nil {
+					u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.saved)
+				}
 				data, err := decode(enc, b64, u.size)
 				if err != nil {
 					return 0, err
@@ -353,7 +359,9 @@ func (u *staged[B]) accept(offset int64, data []byte) (int64, error) {
 				"size_bytes", u.size, "received_bytes", u.received)
 		}
 		copy(u.buf[u.received:], data)
-		u.hash.Write(data)
+		if u.hash != nil {
+			u.hash.Write(data)
+		}
 		return u.commitChunk(offset, int64(len(data))), nil
 	case offset >= 0 && offset < u.received && u.isAccepted(offset, data):
 		return u.received, nil
@@ -449,7 +457,11 @@ func (st *Stage[B]) Take(conn any, id string) (Taken[B], error) {
 			fmt.Sprintf("%d of %d bytes received", u.received, u.size), "received_bytes", u.received, "size_bytes", u.size)
 	}
 	var sum [sha256.Size]byte
-	u.hash.Sum(sum[:0])
+	if u.spool != nil {
+		sum = u.spool.sum()
+	} else {
+		u.hash.Sum(sum[:0])
+	}
 	st.mu.Lock()
 	taken := st.uploads[u.key] == u
 	if taken {
