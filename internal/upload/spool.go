@@ -83,6 +83,9 @@ func (s *spool) advance(received int64) {
 // every byte is hashed or abort. Once the file failed, it only hashes.
 func (s *spool) run() {
 	defer close(s.done)
+	// The buffer's pages past the first chunk are made resident here, while that
+	// chunk is answered and the next one arrives (buffer_unix.go).
+	prefault(s.buf[min(len(s.buf), ChunkBytes):])
 	s.err = s.create()
 	size := int64(len(s.buf))
 	for s.hashed < size {
