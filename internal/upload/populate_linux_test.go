@@ -9,7 +9,7 @@ import (
 // Whether the kernel takes MADV_POPULATE_WRITE (the buffer's pages made resident
 // by the spool while chunks arrive) or not (all of them mapped at once), a spooled
 // upload ends with exactly the bytes sent.
-func TestStagingBuffersHoldTheirBytesWithAndWithoutPopulateWrite(t *testing.T) {
+func TestStagedUploadsHoldTheirBytesWithAndWithoutPopulateWrite(t *testing.T) {
 	defer populateWrite.Store(populateWrite.Load())
 	for _, pw := range []bool{true, false} {
 		populateWrite.Store(pw)

@@ -276,7 +276,7 @@ func TestASpoolThatCannotWriteLeavesTheFileToPrepare(t *testing.T) {
 // A connection that closes while its chunks are decoded and spooled: the buffers
 // are unmapped only once neither a chunk nor a spool uses them, and every
 // temporary file is removed.
-func TestDiscardWhileChunksAreSpooledFreesNothingInUse(t *testing.T) {
+func TestAnUploadDiscardedWhileItsChunksAreSpooledFreesNothingInUse(t *testing.T) {
 	ws := t.TempDir()
 	st := NewStage[wsBound](Options{})
 	enc := b64(random(ChunkBytes))
