@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"hash"
 	"log/slog"
 	"os"
@@ -19,42 +20,55 @@ const spoolMin = ChunkBytes + 1
 // unless the upload is complete: a client sending tiny chunks costs few writes.
 const spoolPiece = 256 << 10
 
-// spool hashes an upload's accepted bytes and writes them to a temporary file in
-// its workspace's uploads directory while later chunks arrive, and starts their
-// writeback, so that the chunk's answer waits for its decoding only, and the commit
-// finds the file written and nearly synced: what is left is the last chunk's hash
-// and write, and one fsync. On Linux that cuts a 10 MB commit from about 8 ms of
-// write and fsync to about 1 ms (docs/BENCHMARKS.md).
+// spool hashes an upload's accepted bytes, and writes them to a temporary file in
+// its workspace's uploads directory and starts their writeback, while later chunks
+// arrive: the chunk's answer waits for its decoding only, and the commit finds the
+// hash done and the file written and nearly synced. What is left for the commit is
+// the last chunk's hash and write, and one fsync: on Linux about 1 ms instead of
+// the 8 ms of writing and syncing 10 MB, and 5 ms less of hashing on the chunks'
+// path (docs/BENCHMARKS.md).
 //
 // The file only saves time: the staged bytes stay in their buffer, and when
-// anything fails (the directory, a write, the sync), the spool goes on hashing and
-// the commit writes the file whole from the buffer with Prepare, exactly as it does
-// for an upload that was not spooled. The file is named by nothing until the
-// commit places it, and it is removed whenever the upload goes without being placed
-// (discarded, expired, reclaimed, refused).
+// anything fails (the directory, a write, the sync), the commit writes the file
+// whole from the buffer with Prepare, exactly as it does for an upload that was not
+// spooled. The file is named by nothing until the commit places it, and it is
+// removed whenever the upload goes without being placed (discarded, expired,
+// reclaimed, refused).
 //
-// One goroutine, run, hashes and writes. It reads buf[:ready] while chunks are
-// decoded into buf[ready:], and the buffer is freed only once it has returned
-// (finish, abort).
+// Two goroutines follow the accepted bytes, one hashing (hashing, then its hash is
+// Take's) and one writing (writing, then the file is the commit's): the hash is
+// the longer task, and the two run side by side. They read buf[:ready] while chunks
+// are decoded into buf[ready:], and the buffer is freed only once both have
+// returned (finish, abort).
 type spool struct {
 	log       *slog.Logger
 	workspace string
-	buf       []byte        // the upload's staging buffer, exactly its size
-	hash      hash.Hash     // run's until done is closed
-	ready     atomic.Int64  // bytes of buf accepted, which no chunk changes again
-	wake      chan struct{} // capacity 1: ready moved
+	buf       []byte       // the upload's staging buffer, exactly its size
+	ready     atomic.Int64 // bytes of buf accepted, which no chunk changes again
+	hashing   follower
+	writing   follower
 	quit      chan struct{} // closed by abort (and by finish of an incomplete upload)
-	done      chan struct{} // closed when run has returned
 
-	// Owned by run until done is closed, then by whoever set over, under mu.
-	dir    uploadsDir
-	f      *os.File // nil when the file could not be created
-	tmp    string
-	hashed int64 // and written, unless err
-	err    error // the file failed: the rest is only hashed
+	hash hash.Hash // hashing's until its done is closed
+
+	// writing's until its done is closed, then whoever set over's, under mu.
+	dir uploadsDir
+	f   *os.File // nil when the file could not be created
+	tmp string
+	err error // the file failed: nothing more is written
 
 	mu   sync.Mutex
 	over bool // finished or aborted: the file was handed to a Prepared or removed
+}
+
+// follower is one of a spool's goroutines.
+type follower struct {
+	wake chan struct{} // capacity 1: ready moved
+	done chan struct{} // closed when the goroutine has returned
+}
+
+func newFollower() follower {
+	return follower{wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // startSpool starts hashing buf, an upload's staging buffer, into h and writing it
@@ -63,9 +77,10 @@ type spool struct {
 func startSpool(log *slog.Logger, workspace string, buf []byte, h hash.Hash) *spool {
 	s := &spool{
 		log: log, workspace: workspace, buf: buf, hash: h,
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		hashing: newFollower(), writing: newFollower(), quit: make(chan struct{}),
 	}
-	go s.run()
+	go s.runHashing()
+	go s.runWriting()
 	return s
 }
 
@@ -73,51 +88,79 @@ func startSpool(log *slog.Logger, workspace string, buf []byte, h hash.Hash) *sp
 // lock calls it, with received growing.
 func (s *spool) advance(received int64) {
 	s.ready.Store(received)
-	select {
-	case s.wake <- struct{}{}:
-	default: // a wake-up is pending already
+	for _, w := range []chan struct{}{s.hashing.wake, s.writing.wake} {
+		select {
+		case w <- struct{}{}:
+		default: // a wake-up is pending already
+		}
 	}
 }
 
-// run creates the file, then hashes and writes accepted bytes as they come, until
-// every byte is hashed or abort. Once the file failed, it only hashes.
-func (s *spool) run() {
-	defer close(s.done)
-	// The buffer's pages past the first chunk are made resident here, while that
-	// chunk is answered and the next one arrives (buffer_unix.go).
-	prefault(s.buf[min(len(s.buf), ChunkBytes):])
-	s.err = s.create()
+// follow hands each run of accepted bytes to do, in pieces of at most ChunkBytes
+// (see writeAll) and, until the upload is complete, at least spoolPiece, until
+// every byte was handed over, do fails, or abort. It reports whether every byte was.
+func (s *spool) follow(wake <-chan struct{}, do func(off int64, p []byte) bool) bool {
 	size := int64(len(s.buf))
-	for s.hashed < size {
+	for off := int64(0); off < size; {
 		ready := s.ready.Load()
-		if ready-s.hashed < spoolPiece && ready < size {
+		if ready-off < spoolPiece && ready < size {
 			select {
-			case <-s.wake:
+			case <-wake:
 				continue
 			case <-s.quit:
-				return
+				return false
 			}
 		}
 		select {
 		case <-s.quit:
-			return
+			return false
 		default:
 		}
-		p := s.buf[s.hashed : s.hashed+min(ready-s.hashed, ChunkBytes)] // see writeAll
-		s.hash.Write(p)
-		if s.err == nil {
-			if _, s.err = s.f.Write(p); s.err == nil {
-				startWriteback(s.f, s.hashed, int64(len(p)))
-			}
+		p := s.buf[off : off+min(ready-off, ChunkBytes)]
+		if !do(off, p) {
+			return false
 		}
-		s.hashed += int64(len(p))
+		off += int64(len(p))
+	}
+	return true
+}
+
+func (s *spool) runHashing() {
+	defer close(s.hashing.done)
+	s.follow(s.hashing.wake, func(_ int64, p []byte) bool {
+		s.hash.Write(p)
+		return true
+	})
+}
+
+// runWriting makes the buffer's pages past the first chunk resident (while that
+// chunk is answered and the next one arrives: buffer_unix.go), creates the file and
+// writes the accepted bytes to it.
+func (s *spool) runWriting() {
+	defer close(s.writing.done)
+	prefault(s.buf[min(len(s.buf), ChunkBytes):])
+	if s.err = s.create(); s.err != nil {
+		return
+	}
+	complete := s.follow(s.writing.wake, func(off int64, p []byte) bool {
+		if _, s.err = s.f.Write(p); s.err != nil {
+			return false
+		}
+		startWriteback(s.f, off, int64(len(p)))
+		return true
+	})
+	if !complete && s.err == nil {
+		s.err = errIncomplete
 	}
 }
+
+// errIncomplete is the writer stopped before the end: the file is not the upload.
+var errIncomplete = errors.New("the upload was stopped before all of it was written")
 
 // sum waits for every byte to be hashed and returns the hash. Only Take calls it,
 // for a complete upload it has not aborted.
 func (s *spool) sum() [sha256.Size]byte {
-	<-s.done
+	<-s.hashing.done
 	var sum [sha256.Size]byte
 	s.hash.Sum(sum[:0])
 	return sum
@@ -155,9 +198,9 @@ func (s *spool) finish(workspace string) *Prepared {
 	if s.ready.Load() < int64(len(s.buf)) {
 		close(s.quit) // nothing more will arrive
 	}
-	<-s.done
+	s.wait()
 	err := s.err
-	if err == nil && s.hashed == int64(len(s.buf)) && workspace == s.workspace {
+	if err == nil && workspace == s.workspace {
 		if err = s.f.Sync(); err == nil {
 			dropCached(s.f)
 		}
@@ -185,8 +228,14 @@ func (s *spool) abort() {
 	}
 	s.over = true
 	close(s.quit)
-	<-s.done
+	s.wait()
 	s.remove()
+}
+
+// wait waits for both goroutines to return.
+func (s *spool) wait() {
+	<-s.hashing.done
+	<-s.writing.done
 }
 
 // remove closes and removes the file (closed first: Windows removes no open file).
