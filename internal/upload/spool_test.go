@@ -353,3 +353,25 @@ func BenchmarkSpooledUpload10MB(b *testing.B) {
 	b.ReportMetric(float64(chunking.Microseconds())/1000/float64(b.N), "chunks-ms/op")
 	b.ReportMetric(float64(committing.Microseconds())/1000/float64(b.N), "commit-ms/op")
 }
+
+// A spooled chunk allocates no more than one that is not: handing the bytes to the
+// spool's goroutines costs nothing per chunk.
+func TestAChunkOfASpooledUploadDecodesWithoutAllocating(t *testing.T) {
+	st := NewStage[wsBound](Options{})
+	defer st.Discard("c")
+	const chunks = 8
+	b, _ := st.Begin("c", wsBound{t.TempDir()}, chunks*ChunkBytes, "", "")
+	enc := b64(random(ChunkBytes))
+	spoolChunk(t, st, b.UploadID, 0, nil) // the buffer and the spool start at the first chunk
+	off := int64(0)
+	allocs := testing.AllocsPerRun(chunks-1, func() {
+		n, err := st.Chunk("c", b.UploadID, off, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off = n
+	})
+	if allocs > 1 {
+		t.Errorf("%.1f allocations per 1 MiB spooled chunk, want at most 1", allocs)
+	}
+}
