@@ -174,3 +174,48 @@ func TestAnUploadOnAFullDiskAnswersAnInternalErrorAndRecovers(t *testing.T) {
 		t.Fatalf("after space returned: %v, %d bytes on disk, %v", f, len(got), err)
 	}
 }
+
+// SPEC §16 for a real interrupted upload: the chunks of an upload of more than one
+// chunk are written to a temporary file in the workspace as they arrive; a daemon
+// killed mid-upload leaves that file, and the next start removes it.
+func TestAnUploadInterruptedByACrashLeavesNoTemporaryFileOnceRestarted(t *testing.T) {
+	h := home(t)
+	d := startDaemon(t, h, nil)
+	c := dial(t, d.socket)
+	c.initialize()
+	res := c.must("session/new", `{"agentAlias":"default"}`)
+	sid, ws := res["sessionId"].(string), res["workspaceDir"].(string)
+	id := c.must("file/upload/begin", fmt.Sprintf(`{"session_id":%q,"size_bytes":%d}`, sid, 3<<20))["upload_id"].(string)
+	chunk := make([]byte, 1<<20)
+	rand.Read(chunk)
+	c.must("file/upload/chunk", fmt.Sprintf(`{"upload_id":%q,"offset":0,"data_b64":%q}`, id, base64.StdEncoding.EncodeToString(chunk)))
+
+	// The daemon writes the chunk in the background: wait for it (another process).
+	temps := func() []int64 {
+		entries, _ := os.ReadDir(filepath.Join(ws, "uploads"))
+		var sizes []int64
+		for _, e := range entries {
+			if fi, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".tmp") {
+				sizes = append(sizes, fi.Size())
+			}
+		}
+		return sizes
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for got := temps(); len(got) != 1 || got[0] != int64(len(chunk)); got = temps() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first chunk was not written to a temporary file: sizes %v", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	d.wait(10 * time.Second)
+	if got := temps(); len(got) != 1 {
+		t.Fatalf("after the crash uploads/ holds temporary files %v, want the interrupted one", got)
+	}
+	// The sweep runs before the daemon serves: once a call is answered, it is done.
+	dial(t, startDaemon(t, h, nil).socket).initialize()
+	if got := temps(); len(got) != 0 {
+		t.Errorf("after the restart uploads/ holds temporary files %v", got)
+	}
+}

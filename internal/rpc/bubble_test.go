@@ -46,6 +46,7 @@ func startBubbleServer(t *testing.T, cfg Config, conf config.Config, opts sessio
 	}
 	opts.Store = st
 	cfg.Sessions = session.NewManager(catalog, opts)
+	cfg.Store = st
 	h := &harness{srv: NewServer(cfg)}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -22,13 +22,20 @@ func (b binding) MetadataBytes() int {
 	return len(b.sess.ID) + len(b.sess.Owner) + len(b.sess.Agent.Alias)
 }
 
+// Workspace is where the upload lands, and where its chunks are written as they
+// arrive (the temporary file of step 1 below).
+func (b binding) Workspace() string { return b.sess.Workspace }
+
 // commit is the one commit step of file/attach and file/upload/commit, in the
 // order the seed demands:
 //
 //  1. Write and sync the bytes to a temporary file in the session's workspace. This
 //     is the slow I/O, and it runs under no lock: nothing names the file yet, and no
-//     config write, unpairing or close waits for it. A repeat of bytes the session
-//     stored already, intact on disk, needs no file (and answers on a full disk).
+//     config write, unpairing or close waits for it. A chunked upload's bytes were
+//     written to that file as they arrived, so what is left is the last chunk and
+//     the fsync (upload.Payload.Prepare). A repeat of bytes the session stored
+//     already, intact on disk, needs no file (and answers on a full disk): the one
+//     its chunks were written to is removed.
 //  2. Hold the accepted authorization policy (the config write lock) and the set of
 //     paired tokens, then take the session lock while b is still the live session
 //     of its id (else -32000, like a missing session).
@@ -43,10 +50,12 @@ func (b binding) MetadataBytes() int {
 // it, never between the check and the write.
 func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (upload.File, error) {
 	s := c.srv
-	tmp := &tempFile{workspace: b.sess.Workspace, data: p.Data}
+	tmp := &tempFile{workspace: b.sess.Workspace, payload: p}
 	defer tmp.discard()
 	var writeErr error // answered only after the checks, which come first
-	if !s.storedIntact(ctx, b.sess, p) {
+	if s.storedIntact(ctx, b.sess, p) {
+		p.Unspool()
+	} else {
 		_, writeErr = tmp.get()
 	}
 	if s.testPrepared != nil {
@@ -81,13 +90,13 @@ func (c *connState) commit(ctx context.Context, b binding, p upload.Payload) (up
 // locks, or (when a stored file changed after storedIntact looked) under them.
 type tempFile struct {
 	workspace string
-	data      []byte
+	payload   upload.Payload
 	prepared  *upload.Prepared
 }
 
 func (t *tempFile) get() (*upload.Prepared, error) {
 	if t.prepared == nil {
-		p, err := upload.Prepare(t.workspace, t.data)
+		p, err := t.payload.Prepare(t.workspace)
 		if err != nil {
 			return nil, err
 		}

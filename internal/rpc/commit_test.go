@@ -165,33 +165,39 @@ func TestAnUploadWhoseIndexWriteFailsAnswersAnInternalError(t *testing.T) {
 
 // A repeat of stored bytes writes no temporary file when the stored file is intact;
 // if the file is changed after that look and before the locks, the check under the
-// locks sees it and writes the bytes back all the same.
+// locks sees it and writes the bytes back all the same. A repeat of more than one
+// chunk had its chunks written to a temporary file as they arrived: that file is
+// removed before the locks too.
 func TestARepeatWhoseFileChangesBeforeTheLocksIsWrittenBack(t *testing.T) {
-	h := startServerWith(t, Config{}, config.Default(), session.Options{})
-	paused := pauseCommits(t, h.srv)
-	p := h.peer(t, "")
-	sid, ws := workspaceOf(t, p, `{"agentAlias":"default"}`)
-	data := randomBytes(5000)
-	commit := p.start("file/upload/commit", fmt.Sprintf(`{"upload_id":%q}`, p.sendAll(sid, data)))
-	close(waitPaused(t, paused, commit))
-	f, err := p.await(commit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(ws, f["workspace_path"].(string))
+	for _, size := range []int{5000, spooledSize} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			h := startServerWith(t, Config{}, config.Default(), session.Options{})
+			paused := pauseCommits(t, h.srv)
+			p := h.peer(t, "")
+			sid, ws := workspaceOf(t, p, `{"agentAlias":"default"}`)
+			data := randomBytes(size)
+			commit := p.start("file/upload/commit", fmt.Sprintf(`{"upload_id":%q}`, p.sendAll(sid, data)))
+			close(waitPaused(t, paused, commit))
+			f, err := p.await(commit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(ws, f["workspace_path"].(string))
 
-	commit = p.start("file/upload/commit", fmt.Sprintf(`{"upload_id":%q}`, p.sendAll(sid, data)))
-	resume := waitPaused(t, paused, commit)
-	if entries, _ := os.ReadDir(filepath.Join(ws, "uploads")); len(entries) != 1 {
-		t.Errorf("a repeat of intact bytes wrote a temporary file: uploads/ holds %d entries", len(entries))
-	}
-	os.WriteFile(path, []byte("edited meanwhile"), 0o600)
-	close(resume)
-	again, err := p.await(commit)
-	if err != nil || again["deduplicated"] != true {
-		t.Fatalf("repeat = %v, %v", again, err)
-	}
-	if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
-		t.Errorf("after the repeat the file holds %q", got)
+			commit = p.start("file/upload/commit", fmt.Sprintf(`{"upload_id":%q}`, p.sendAll(sid, data)))
+			resume := waitPaused(t, paused, commit)
+			if entries, _ := os.ReadDir(filepath.Join(ws, "uploads")); len(entries) != 1 {
+				t.Errorf("a repeat of intact bytes wrote a temporary file: uploads/ holds %d entries", len(entries))
+			}
+			os.WriteFile(path, []byte("edited meanwhile"), 0o600)
+			close(resume)
+			again, err := p.await(commit)
+			if err != nil || again["deduplicated"] != true {
+				t.Fatalf("repeat = %v, %v", again, err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+				t.Errorf("after the repeat the file holds %q", got)
+			}
+		})
 	}
 }

@@ -8,7 +8,8 @@ import "golang.org/x/sys/unix"
 // Go heap: see allocBuffer.
 const mappedMin = 256 << 10
 
-// allocBuffer returns n zero bytes for staging and whether they are mapped.
+// allocBuffer returns n zero bytes for staging and whether they are mapped. The
+// pages a first chunk decodes into are resident; the rest are made so by prefault.
 //
 // A large staging buffer lives outside the Go heap, in memory mapped for it and
 // unmapped the moment the upload is landed or dropped. The garbage collector paces
@@ -20,7 +21,7 @@ func allocBuffer(n int) ([]byte, bool) {
 	if n < mappedMin {
 		return make([]byte, n), false
 	}
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|populate)
+	b, err := mapBuffer(n, min(n, ChunkBytes+2))
 	if err != nil {
 		return make([]byte, n), false
 	}

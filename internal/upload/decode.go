@@ -77,7 +77,7 @@ func exactDecodedLen(enc *base64.Encoding, b64 []byte) (int64, bool) {
 const piece = 64 << 10
 
 // decodeHashed decodes src into dst, which has room for enc.DecodedLen(len(src))
-// bytes, writing each decoded piece to h as it goes, and reports whether all of src
+// bytes, writing each decoded piece to h (unless nil) as it goes, and reports whether all of src
 // decoded to exactly want bytes. On false, h has taken part of the bytes: the
 // caller restores it and decodes again the slow way, which gives the exact error
 // (or succeeds, for input a piece boundary cannot split, such as line breaks).
@@ -94,7 +94,9 @@ func decodeHashed(enc *base64.Encoding, dst, src []byte, want int64, h hash.Hash
 		if err != nil || len(p) < len(src) && m != len(p)/4*3 {
 			return false
 		}
-		h.Write(dst[w : w+m])
+		if h != nil {
+			h.Write(dst[w : w+m])
+		}
 		w += m
 		src = src[len(p):]
 	}

@@ -33,6 +33,10 @@ const (
 type Bound interface {
 	// MetadataBytes is the length of the strings the binding keeps.
 	MetadataBytes() int
+	// Workspace is the directory whose uploads/ the upload lands in: an upload of
+	// more than one chunk is written to a temporary file there as its chunks arrive
+	// (spool.go). "" writes nothing before the commit.
+	Workspace() string
 }
 
 // Options build a Stage. Zero values mean the limits above.
@@ -83,8 +87,9 @@ type staged[B Bound] struct {
 	mapped   bool       // buf is mapped memory (buffer_unix.go): freed once, by free or Taken.Release
 	starts   []int64    // where each accepted chunk starts, in order
 	received int64
-	hash     hash.Hash
-	saved    []byte // the hash's state before the chunk being decoded
+	hash     hash.Hash // nil when spooled: the spool hashes
+	saved    []byte    // the hash's state before the chunk being decoded
+	spool    *spool    // hashing buf[:received] and writing it to a temporary file, or nil
 }
 
 // NewStage returns an empty staging area.
@@ -242,8 +247,13 @@ func (st *Stage[B]) unlock() {
 	}
 }
 
-// free frees u's buffer; u.mu is held, and u is gone, so no chunk will use it.
+// free frees u's buffer; u.mu is held, and u is gone, so no chunk will use it. Its
+// spool is stopped first, and its file removed unless a commit took it.
 func (u *staged[B]) free() {
+	if u.spool != nil {
+		u.spool.abort()
+		u.spool = nil
+	}
 	freeBuffer(u.buf, u.mapped)
 	u.buf, u.mapped = nil, false
 }
@@ -287,7 +297,8 @@ func (st *Stage[B]) Staged() (uploads int, charged int64) {
 // that count; an exact resend of an accepted chunk is acknowledged unchanged, so a
 // client may retry after a lost response; anything else is refused with its
 // reason. The bytes are decoded straight into the upload's buffer and hashed as
-// they are decoded.
+// they are decoded, or, for an upload that is spooled, hashed by its spool while
+// the next chunk arrives.
 func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64, error) {
 	u, err := st.lookup(conn, id)
 	if err != nil {
@@ -304,15 +315,23 @@ func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64,
 	}
 	if u.buf == nil {
 		u.buf, u.mapped = allocBuffer(int(u.size) + 2) // DecodedLen counts padding as bytes
+		if ws := u.bound.Workspace(); u.size >= spoolMin && ws != "" {
+			u.spool = startSpool(st.log, ws, u.buf[:u.size:u.size], u.hash)
+			u.hash = nil
+		}
 	}
 	room := u.buf[u.received:]
 	if n, ok := exactDecodedLen(enc, b64); offset == u.received && ok && n <= int64(len(room))-2 {
 		// The common case, a next chunk that fits: decoded in place and hashed as
 		// it goes. A refusal leaves received and the hash as they were.
 		if len(b64) > 0 {
-			u.saved, _ = u.hash.(encoding.BinaryAppender).AppendBinary(u.saved[:0])
+			if u.hash != nil {
+				u.saved, _ = u.hash.(encoding.BinaryAppender).AppendBinary(u.saved[:0])
+			}
 			if !decodeHashed(enc, room, b64, n, u.hash) {
-				u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.saved)
+				if u.hash != nil {
+					u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.saved)
+				}
 				data, err := decode(enc, b64, u.size)
 				if err != nil {
 					return 0, err
@@ -340,7 +359,9 @@ func (u *staged[B]) accept(offset int64, data []byte) (int64, error) {
 				"size_bytes", u.size, "received_bytes", u.received)
 		}
 		copy(u.buf[u.received:], data)
-		u.hash.Write(data)
+		if u.hash != nil {
+			u.hash.Write(data)
+		}
 		return u.commitChunk(offset, int64(len(data))), nil
 	case offset >= 0 && offset < u.received && u.isAccepted(offset, data):
 		return u.received, nil
@@ -355,6 +376,9 @@ func (u *staged[B]) commitChunk(offset, n int64) int64 {
 	if n > 0 {
 		u.starts = append(u.starts, offset)
 		u.received += n
+		if u.spool != nil {
+			u.spool.advance(u.received)
+		}
 	}
 	return u.received
 }
@@ -378,6 +402,28 @@ type Payload struct {
 	Filename string // "" is "upload"
 	Data     []byte
 	Sum      [sha256.Size]byte
+	spool    *spool // the chunks written to a temporary file as they arrived, or nil
+}
+
+// Prepare returns p's bytes written and synced to a temporary file in workspace's
+// uploads directory: the file its chunks were written to as they arrived, when that
+// is complete and synced, else a new one (the package's Prepare).
+func (p Payload) Prepare(workspace string) (*Prepared, error) {
+	if p.spool != nil {
+		if prepared := p.spool.finish(workspace); prepared != nil {
+			return prepared, nil
+		}
+	}
+	return Prepare(workspace, p.Data)
+}
+
+// Unspool removes the temporary file p's chunks were written to, if any, when the
+// commit needs no file (a repeat of bytes stored intact). A Prepare after it writes
+// a new one.
+func (p Payload) Unspool() {
+	if p.spool != nil {
+		p.spool.abort()
+	}
 }
 
 // Taken is a complete upload taken off the stage for its commit. Its charge stays
@@ -411,7 +457,11 @@ func (st *Stage[B]) Take(conn any, id string) (Taken[B], error) {
 			fmt.Sprintf("%d of %d bytes received", u.received, u.size), "received_bytes", u.received, "size_bytes", u.size)
 	}
 	var sum [sha256.Size]byte
-	u.hash.Sum(sum[:0])
+	if u.spool != nil {
+		sum = u.spool.sum()
+	} else {
+		u.hash.Sum(sum[:0])
+	}
 	st.mu.Lock()
 	taken := st.uploads[u.key] == u
 	if taken {
@@ -435,5 +485,5 @@ func (st *Stage[B]) Take(conn any, id string) (Taken[B], error) {
 		return Taken[B]{}, refused(ReasonSHA256Mismatch, "the bytes received do not match the declared sha256; the upload is discarded",
 			"sha256", hex.EncodeToString(sum[:]))
 	}
-	return Taken[B]{Bound: u.bound, Payload: Payload{Filename: u.name, Data: u.buf[:u.size:u.size], Sum: sum}, release: release}, nil
+	return Taken[B]{Bound: u.bound, Payload: Payload{Filename: u.name, Data: u.buf[:u.size:u.size], Sum: sum, spool: u.spool}, release: release}, nil
 }

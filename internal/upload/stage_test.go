@@ -12,6 +12,7 @@ import (
 type testBound struct{ s string }
 
 func (b testBound) MetadataBytes() int { return len(b.s) }
+func (b testBound) Workspace() string  { return "" } // nothing spooled: spool_test.go
 
 func random(n int) []byte {
 	b := make([]byte, n)

@@ -159,6 +159,9 @@ func Prepare(workspace string, data []byte) (*Prepared, error) {
 	if err == nil {
 		err = f.Sync()
 	}
+	if err == nil {
+		dropCached(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
