@@ -255,7 +255,7 @@ func (s *Session) publish(u *Update) {
 
 // publishChunk is publish of a text chunk (agent_message_chunk or
 // agent_thought_chunk), which a streamed reply sends by the thousand: encoded by
-// hand into the session's slab, with no Update on the heap.
+// hand into a buffer the session reuses, with no Update on the heap.
 func (s *Session) publishChunk(turnID, typ, text string) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
@@ -264,33 +264,26 @@ func (s *Session) publishChunk(turnID, typ, text string) {
 		s.chunks = new(chunkWriter)
 	}
 	w := s.chunks
-	if need := 256 + 2*len(text); cap(w.slab)-len(w.slab) < need {
-		w.slab = make([]byte, 0, max(slabSize, need))
-	}
-	tail := w.slab[len(w.slab):]
-	raw, err := w.enc.chunk(tail, s.ID, turnID, seq, typ, text)
+	raw, err := w.enc.chunk(w.buf[:0], s.ID, turnID, seq, typ, text)
 	if err != nil {
 		s.mgr.log.Error("encoding an update", "session", s.ID, "type", typ, "err", err)
 		return
 	}
-	if len(raw) > 0 && cap(raw) == cap(tail) && &raw[0] == &tail[:1][0] { // in the slab
-		w.slab = w.slab[:len(w.slab)+len(raw)]
-		raw = raw[:len(raw):len(raw)]
+	if cap(raw) <= maxChunkBuffer {
+		w.buf = raw // reused: the replay log and the subscribers copy what they keep
 	}
 	s.deliverLocked(seq, raw)
 }
 
-// chunkWriter is what a session that streamed keeps for encoding text chunks: the
-// encoder with its prefix, and the slab they are encoded into.
-type chunkWriter struct {
-	enc  encoder
-	slab []byte
-}
+// maxChunkBuffer bounds the encoding buffer a session keeps between chunks.
+const maxChunkBuffer = 64 << 10
 
-// slabSize is the size of the buffers text chunks are encoded into, many to one
-// allocation; each chunk's bytes stay as long as the replay log or a subscriber's
-// queue needs them, and are never written again.
-const slabSize = 16 << 10
+// chunkWriter is what a session that streamed keeps for encoding text chunks: the
+// encoder with its prefix, and the buffer they are encoded into.
+type chunkWriter struct {
+	enc encoder
+	buf []byte
+}
 
 // nextSeqLocked returns the seq the next update gets, reserving a block of them
 // durably first when the reserved ones are used up. The caller holds pub.
@@ -307,7 +300,8 @@ func (s *Session) nextSeqLocked() uint64 {
 }
 
 // deliverLocked makes seq (from nextSeqLocked) the last one used, queues raw for
-// the replay log and offers it to the subscribers. The caller holds pub.
+// the replay log and offers it to the subscribers, which all copy it: raw may be
+// reused once it returns. The caller holds pub.
 func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	s.seq = seq
 	s.mgr.updates.add(store.Update{SessionID: s.ID, Seq: seq, Payload: raw})

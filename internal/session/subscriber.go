@@ -15,7 +15,8 @@ import (
 // Send, which waits for room.
 type Subscriber interface {
 	// Offer queues one encoded session/update without waiting; false when the
-	// connection's queue is full or the connection is gone.
+	// connection's queue is full or the connection is gone. update is the caller's
+	// again once Offer returns: Offer copies what it queues.
 	Offer(update jsontext.Value) bool
 	// Send queues one encoded session/update, waiting for room until ctx ends.
 	Send(ctx context.Context, update jsontext.Value) error

@@ -27,6 +27,7 @@ type updateLog struct {
 	mu      sync.Mutex
 	changed sync.Cond      // on mu: written moved, or the log stopped
 	pending []store.Update // added, not yet taken by the writer
+	arena   []byte         // the payloads of pending, copied (add)
 	added   uint64         // updates added so far
 	written uint64         // updates stored (or failed to) so far
 	closing bool           // close was called: the writer drains and stops
@@ -42,6 +43,7 @@ type updateLog struct {
 // (each has a fixed cost of about as much as a hundred chunks), and a lone update
 // (a tool call, a question) is stored within the gather time.
 const (
+	maxArena     = 4 << 20 // an arena grown past this by a burst of large updates is not kept
 	updateQueue  = 8192
 	updateBatch  = 2048
 	updateGather = 2 * time.Millisecond
@@ -58,8 +60,8 @@ func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updat
 	return w
 }
 
-// add queues one update; the payload must not change afterwards. It waits while
-// the queue is full.
+// add queues one update, with a copy of its payload: the caller may reuse it. It
+// waits while the queue is full.
 func (w *updateLog) add(u store.Update) {
 	w.mu.Lock()
 	for len(w.pending) >= updateQueue && !w.done {
@@ -70,8 +72,13 @@ func (w *updateLog) add(u store.Update) {
 		return
 	}
 	if w.pending == nil {
-		w.pending = make([]store.Update, 0, updateBatch) // grown from nothing, it cost a tenth of publishing
+		// Grown from nothing, the queue cost a tenth of publishing; once made, it
+		// and its arena are kept (a few hundred KiB), swapped with the writer's.
+		w.pending = make([]store.Update, 0, updateQueue)
 	}
+	start := len(w.arena)
+	w.arena = append(w.arena, u.Payload...)
+	u.Payload = w.arena[start:len(w.arena):len(w.arena)]
 	w.pending = append(w.pending, u)
 	w.added++
 	n := len(w.pending)
@@ -134,7 +141,8 @@ func (w *updateLog) gather(timer *time.Timer) {
 
 func (w *updateLog) run() {
 	defer close(w.stopped)
-	batch := make([]store.Update, 0, updateBatch)
+	batch := make([]store.Update, 0, updateQueue)
+	var arena []byte
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	for range w.wake {
@@ -142,19 +150,11 @@ func (w *updateLog) run() {
 		for {
 			w.mu.Lock()
 			batch, w.pending = w.pending, batch[:0]
+			arena, w.arena = w.arena, arena[:0]
 			closing := w.closing
 			w.mu.Unlock()
 			if len(batch) == 0 {
 				if !closing {
-					// Idle: a queue the store let grow past a batch is not kept.
-					w.mu.Lock()
-					if len(w.pending) == 0 && cap(w.pending) > updateBatch {
-						w.pending = nil
-					}
-					w.mu.Unlock()
-					if cap(batch) > updateBatch {
-						batch = nil
-					}
 					break
 				}
 				w.mu.Lock()
@@ -167,7 +167,10 @@ func (w *updateLog) run() {
 				w.log.Error("storing updates for replay failed", "updates", len(batch), "err", err)
 			}
 			n := len(batch)
-			clear(batch)
+			clear(batch) // the store keeps nothing of it: arena is free again
+			if cap(arena) > maxArena {
+				arena = nil
+			}
 			w.mu.Lock()
 			w.written += uint64(n)
 			w.changed.Broadcast()
