@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,8 @@ func TestRunsReplayExactly(t *testing.T) {
 	add(func(seq uint64) []byte { return fmt.Appendf(nil, `{"seq":%d,"b"}`, seq) }, 1)
 	add(func(seq uint64) []byte { return fmt.Appendf(nil, "{\"seq\":%d,\n}", seq) }, 2) // a newline
 	add(func(seq uint64) []byte { return chunk(seq, "again") }, 2)
+	add(func(seq uint64) []byte { return chunk(seq, strings.Repeat("long ", 300)) }, 2) // larger than maxJoined
+	add(func(seq uint64) []byte { return chunk(seq, "after") }, 2)
 	s := open(t)
 	create(t, s, "s1")
 	// In three batches, so that runs start and end at every kind of payload.
@@ -63,9 +66,13 @@ func TestRunsReplayExactly(t *testing.T) {
 func TestStreamedChunksAreStoredCompact(t *testing.T) {
 	s := open(t)
 	create(t, s, "s1")
-	var batch []Update
+	// A turn opens with its prompt (user_message), which shares little with the
+	// chunks after it and is stored on its own.
+	prompt := fmt.Appendf(nil, `{"sessionId":"6f1c2a3e-1b2c-4d5e-8f90-a1b2c3d4e5f6","turnId":"turn_0123456789abcdef","seq":1,"type":"user_message","text":%q}`,
+		strings.Repeat("line of the prompt\n", 500))
+	batch := []Update{{SessionID: "s1", Seq: 1, Payload: prompt}}
 	total := 0
-	for seq := uint64(1); seq <= 500; seq++ {
+	for seq := uint64(2); seq <= 501; seq++ {
 		p := fmt.Appendf(nil, `{"sessionId":"6f1c2a3e-1b2c-4d5e-8f90-a1b2c3d4e5f6","turnId":"turn_0123456789abcdef","seq":%d,"type":"agent_message_chunk","text":"word "}`, seq)
 		batch = append(batch, Update{SessionID: "s1", Seq: seq, Payload: p})
 		total += len(p)
@@ -77,6 +84,7 @@ func TestStreamedChunksAreStoredCompact(t *testing.T) {
 	if err := s.w.QueryRowContext(ctx, "SELECT sum(length(payload)) FROM update_runs WHERE session_id = 's1'").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
+	stored -= len(prompt)
 	if stored > 7*500+200 { // "word " and a newline per chunk, and the shared parts once
 
 		t.Errorf("%d bytes of params stored in %d bytes", total, stored)

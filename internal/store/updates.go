@@ -269,10 +269,15 @@ func runLength(us []Update) int {
 	return n
 }
 
-// joinable reports whether p may be stored in a run with others (runs.go): it
-// holds no newline and does not start with a run's mark.
+// maxJoined is the largest payload stored in a run with others: a large one (a
+// prompt's user_message, a tool's output) saves nothing by joining, and what it
+// does not share with the chunks after it would be kept with each of them (runs.go).
+const maxJoined = 1 << 10
+
+// joinable reports whether p may be stored in a run with others (runs.go): it is
+// at most maxJoined bytes, holds no newline and does not start with a run's mark.
 func joinable(p []byte) bool {
-	return (len(p) == 0 || (p[0] != compactMark && p[0] != framedMark)) && bytes.IndexByte(p, '\n') < 0
+	return len(p) <= maxJoined && (len(p) == 0 || (p[0] != compactMark && p[0] != framedMark)) && bytes.IndexByte(p, '\n') < 0
 }
 
 // keepNewest counts the added updates, raises the seq mark, and, once the session
