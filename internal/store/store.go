@@ -96,7 +96,8 @@ type Store struct {
 	// running it.
 	stmts map[string]*sql.Stmt
 
-	rows rowCache // the transcript rows of running turns' checkpoints (turns.go)
+	rows rowCache      // the transcript rows of running turns' checkpoints (turns.go)
+	ckpt *checkpointer // copies the WAL into the database file (checkpoint.go)
 }
 
 // Open opens (creating it 0600 if needed) the database at path, tightens an
@@ -125,8 +126,9 @@ func Open(path string, opts Options) (*Store, error) {
 		readers = 4
 	}
 
-	const common = "_busy_timeout=5000&_foreign_keys=1"
-	w, err := sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate")
+	const common = commonParams
+	// The writer never checkpoints: the checkpointer does, on its own connection.
+	w, err := sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("store: opening %s: %w", path, err)
 	}
@@ -159,6 +161,13 @@ func Open(path string, opts Options) (*Store, error) {
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	s.r = r
+	c, err := openCheckpointDB(path)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	s.ckpt = newCheckpointer(c)
 	return s, nil
 }
 
@@ -193,13 +202,16 @@ func privateFile(path string) error {
 	return nil
 }
 
+// commonParams are the connection parameters of every connection to the database.
+const commonParams = "_busy_timeout=5000&_foreign_keys=1"
+
 // Close closes the database. Calls still running fail.
 func (s *Store) Close() error {
 	var errs []error
 	for _, st := range s.stmts {
 		errs = append(errs, st.Close())
 	}
-	return errors.Join(append(errs, s.r.Close(), s.w.Close())...)
+	return errors.Join(append(errs, s.ckpt.close(), s.r.Close(), s.w.Close())...)
 }
 
 // prepare prepares the queries on the writer, before any transaction holds its one
@@ -244,6 +256,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: %s: committing: %w", op, err)
 	}
+	s.ckpt.wrote()
 	return nil
 }
 

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+)
+
+// The WAL is copied back into the database file by the store's checkpointer, in
+// the background, and not by the writes themselves: however much a burst of turns
+// writes, none of its commits checkpoints, and shortly after it the database file
+// holds what was written.
+func TestTheWALIsCheckpointedInTheBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openAt(t, path)
+	create(t, s, "s1")
+	var sizes []int64
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	text := strings.Repeat("some words of a long reply ", 2000) // 54 KB: 14 pages a copy
+	// Stop the checkpointer, so that only the writes could checkpoint.
+	s.ckpt.close()
+	for i := range 40 { // some 4,000 pages: four times SQLite's default autocheckpoint
+		id := "t" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		if _, err := s.BeginTurnFor(ctx, "s1", id, "", provider.Message{Role: provider.RoleUser, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AppendCheckpoint(ctx, "s1", id, provider.Message{Role: provider.RoleAssistant, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EndTurn(ctx, "s1", id); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, size())
+	}
+	if after := size(); after > before+int64(len(text)) {
+		t.Fatalf("the database file grew from %d to %d bytes while no checkpointer ran: the writes checkpointed (%v)", before, after, sizes)
+	}
+	// A checkpointer again, as Open starts it: the file receives the pages.
+	c, err := openCheckpointDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ckpt = newCheckpointer(c)
+	s.ckpt.wrote()
+	deadline := time.Now().Add(10 * time.Second)
+	for size() < before+40*int64(len(text)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the writes the database file is %d bytes, want at least %d", size(), before+40*int64(len(text)))
+		}
+		time.Sleep(10 * time.Millisecond) // polling a file for a background write, with a deadline
+	}
+}
