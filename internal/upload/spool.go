@@ -1,9 +1,7 @@
 package upload
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"hash"
 	"log/slog"
@@ -173,10 +171,7 @@ func (s *spool) create() error {
 	if err != nil {
 		return err
 	}
-	var rnd [16]byte
-	rand.Read(rnd[:])
-	tmp := tempPrefix + hex.EncodeToString(rnd[:]) + tempSuffix
-	f, err := dir.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, tmp, err := createTemp(dir)
 	if err != nil {
 		dir.root.Close()
 		return err

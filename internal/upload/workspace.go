@@ -140,6 +140,16 @@ type Prepared struct {
 	tmp       string // "" once placed or discarded
 }
 
+// createTemp creates a new temporary file of a commit in dir, named so that the
+// start-up sweep recognises it.
+func createTemp(dir uploadsDir) (*os.File, string, error) {
+	var rnd [16]byte
+	rand.Read(rnd[:])
+	tmp := tempPrefix + hex.EncodeToString(rnd[:]) + tempSuffix
+	f, err := dir.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return f, tmp, err
+}
+
 // Prepare writes data to a new temporary file in the workspace's uploads directory
 // (creating it 0700) and syncs it.
 func Prepare(workspace string, data []byte) (*Prepared, error) {
@@ -147,10 +157,7 @@ func Prepare(workspace string, data []byte) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rnd [16]byte
-	rand.Read(rnd[:])
-	tmp := tempPrefix + hex.EncodeToString(rnd[:]) + tempSuffix
-	f, err := dir.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, tmp, err := createTemp(dir)
 	if err != nil {
 		dir.root.Close()
 		return nil, storageFailed("the file could not be created", err)
