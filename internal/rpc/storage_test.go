@@ -267,3 +267,39 @@ func TestAReplayLogThatFailedToStoreAnswersTruncatedNotAGap(t *testing.T) {
 		t.Errorf("attach from after the lost updates replayed %v, want %d", r["replayed"], len(after))
 	}
 }
+
+// A seq that cannot be reserved is never handed out (after a crash it could be
+// handed out again): the update that needed it is not sent, and the turn ends as a
+// storage failure, not as a success. Once space returns the session goes on, its
+// seqs increasing.
+func TestATurnWhoseSeqsCannotBeReservedFailsAndSendsNoUnreservedSeq(t *testing.T) {
+	h, f, fake := faultyServer(t)
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	f.fail(store.OpReserveSeq) // the session's first update needs the first reservation
+	res := p.must("session/prompt", prompt(sid, "first"))
+	wantStorageFailed(t, res)
+	for _, u := range p.drain() {
+		if u["sessionId"] == sid {
+			t.Fatalf("an update was sent without a reserved seq: %v", u)
+		}
+	}
+	if n := fake.Count(); n > 1 {
+		t.Errorf("the model was called %d times", n)
+	}
+	f.clear()
+	if r := p.must("session/prompt", prompt(sid, "again")); r["stopReason"] != "end_turn" {
+		t.Fatalf("after recovery: %v", r)
+	}
+	var last float64
+	for _, u := range p.drain() {
+		seq, _ := u["seq"].(float64)
+		if u["sessionId"] == sid && seq <= last {
+			t.Fatalf("seq %v after %v", seq, last)
+		}
+		last = seq
+	}
+	if last == 0 {
+		t.Fatal("no update after recovery")
+	}
+}

@@ -244,7 +244,11 @@ func (s *Session) publish(u *Update) {
 	}
 	s.pub.Lock()
 	defer s.pub.Unlock()
-	u.Seq, u.SessionID = s.nextSeqLocked(), s.ID
+	seq, ok := s.nextSeqLocked()
+	if !ok {
+		return
+	}
+	u.Seq, u.SessionID = seq, s.ID
 	raw, err := json.Marshal(u)
 	if err != nil {
 		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
@@ -259,7 +263,10 @@ func (s *Session) publish(u *Update) {
 func (s *Session) publishChunk(turnID, typ, text string) {
 	s.pub.Lock()
 	defer s.pub.Unlock()
-	seq := s.nextSeqLocked()
+	seq, ok := s.nextSeqLocked()
+	if !ok {
+		return
+	}
 	if s.chunks == nil {
 		s.chunks = new(chunkWriter)
 	}
@@ -287,16 +294,27 @@ type chunkWriter struct {
 
 // nextSeqLocked returns the seq the next update gets, reserving a block of them
 // durably first when the reserved ones are used up. The caller holds pub.
-func (s *Session) nextSeqLocked() uint64 {
+//
+// When the reservation cannot be stored, no seq is handed out: one that is not
+// reserved could be handed out again after a crash. The update is dropped and the
+// running turn ends as a storage failure (SPEC §16); publishing runs on the turn's
+// goroutine, the only one that may fail it.
+func (s *Session) nextSeqLocked() (uint64, bool) {
 	if s.seq+1 > s.reserved {
 		// Reserve before use, so no seq is handed out twice, not even across a crash.
 		if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+seqBlock); err != nil {
-			s.mgr.log.Error("reserving seqs failed", "session", s.ID, "err", err)
-		} else {
-			s.reserved = s.seq + seqBlock
+			s.mgr.log.Error("reserving seqs failed; the update is not sent and the turn ends", "session", s.ID, "err", err)
+			s.mu.Lock()
+			t := s.turn
+			s.mu.Unlock()
+			if t != nil && !s.deleted(err) {
+				t.failStorage(fmt.Errorf("reserving update seqs: %w", err))
+			}
+			return 0, false
 		}
+		s.reserved = s.seq + seqBlock
 	}
-	return s.seq + 1
+	return s.seq + 1, true
 }
 
 // deliverLocked makes seq (from nextSeqLocked) the last one used, queues raw for
