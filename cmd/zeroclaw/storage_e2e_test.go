@@ -139,7 +139,7 @@ func TestAFullDiskFailsWhatNeedsItVisiblyAndTheDaemonRecoversWithoutARestart(t *
 	}
 }
 
-// A crash in the middle of a config or pairing write leaves its temporary file
+// A crash in the middle of a config, pairing or WSS certificate write leaves its temporary file
 // (atomicfile: the target's name plus ".tmp"); the next start removes it and keeps
 // the file it was replacing.
 func TestTempFilesOfInterruptedWritesAreRemovedAtStart(t *testing.T) {
@@ -148,7 +148,8 @@ func TestTempFilesOfInterruptedWritesAreRemovedAtStart(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "data"), 0o700)
 	conf := "[agents.default]\nmax_steps = 9\n"
 	os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600)
-	leftovers := []string{filepath.Join(dir, "config.toml.tmp"), filepath.Join(dir, "data", "pairings.json.tmp")}
+	leftovers := []string{filepath.Join(dir, "config.toml.tmp"), filepath.Join(dir, "data", "pairings.json.tmp"),
+		filepath.Join(dir, "data", "wss-key.pem.tmp"), filepath.Join(dir, "data", "wss-cert.pem.tmp")}
 	for _, p := range leftovers {
 		if err := os.WriteFile(p, []byte("half a wri"), 0o600); err != nil {
 			t.Fatal(err)

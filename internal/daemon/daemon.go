@@ -78,6 +78,11 @@ func Run(ctx context.Context, opts Options) error {
 	} else if removed {
 		log.Info("removed the temporary file of a pairing write interrupted earlier")
 	}
+	if n, err := wss.RemoveTemps(dirs.DataDir); err != nil {
+		log.Warn("a WSS certificate write interrupted earlier left a temporary file that cannot be removed", "err", err)
+	} else if n > 0 {
+		log.Info("removed the temporary files of a WSS certificate write interrupted earlier", "files", n)
+	}
 	st, err := store.Open(filepath.Join(dirs.DataDir, "sessions.db"), store.Options{Keep: cfg.RPC.ReplayEvents})
 	if err != nil {
 		ln.Close()

@@ -82,6 +82,23 @@ func LoadCertificate(dataDir, certPath, keyPath string) (Certificate, error) {
 	return certificateOf(c), nil
 }
 
+// RemoveTemps removes the temporary files a crash may have left while the
+// self-signed certificate and key in dataDir were written (atomicfile), whether or
+// not WSS is enabled now, and reports how many it removed. The daemon calls it at
+// start, holding the endpoint.
+func RemoveTemps(dataDir string) (int, error) {
+	removed := 0
+	var errs []error
+	for _, name := range []string{KeyFile, CertFile} {
+		ok, err := atomicfile.RemoveTemp(filepath.Join(dataDir, name))
+		if ok {
+			removed++
+		}
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
+
 func certificateOf(c tls.Certificate) Certificate {
 	return Certificate{TLS: c, Fingerprint: Fingerprint(c.Certificate[0])}
 }
