@@ -334,3 +334,30 @@ func TestKillOrDeleteDuringATurnAnswersItCancelled(t *testing.T) {
 		})
 	}
 }
+
+// An approval pending when its session is closed, killed or deleted ends with it:
+// every attached client is told request_resolved for it, before it is detached, as
+// when another client answered first; no client is left with a question nobody can
+// answer.
+func TestAnApprovalPendingWhenItsSessionEndsIsResolvedForEveryClient(t *testing.T) {
+	for _, op := range []string{"close", "kill", "delete"} {
+		t.Run(op, func(t *testing.T) {
+			h := sessionServer(t, session.Options{})
+			a, b := h.peer(t, ""), h.peer(t, "")
+			sid := a.newSession(`{"agentAlias":"default","sessionId":"ending-` + op + `"}`)
+			b.must("session/attach", fmt.Sprintf(`{"sessionId":%q}`, sid))
+			running := a.start("session/prompt", prompt(sid, `/tool shell {"command":"echo never"}`))
+			asked := a.updateOf("approval_request")
+			b.updateOf("approval_request")
+			b.must("session/"+op, fmt.Sprintf(`{"sessionId":%q}`, sid))
+			for name, p := range map[string]*peer{"prompting": a, "other": b} {
+				if u := p.updateOf("request_resolved"); u["requestId"] != asked["requestId"] || u["turnId"] != asked["turnId"] {
+					t.Errorf("%s client: request_resolved %v for approval %v", name, u, asked)
+				}
+			}
+			if res, err := a.await(running); err != nil || res["stopReason"] != "cancelled" {
+				t.Fatalf("the prompt: %v, %v", res, err)
+			}
+		})
+	}
+}

@@ -96,6 +96,7 @@ func (h *hooks) Approve(ctx context.Context, call provider.ToolCall) (bool, stri
 	defer timer.Stop()
 	var ok bool
 	var reason string
+	cancelled := false
 	select {
 	case d := <-decided:
 		switch d {
@@ -113,11 +114,15 @@ func (h *hooks) Approve(ctx context.Context, call provider.ToolCall) (bool, stri
 		reason = fmt.Sprintf("no decision within %s", timeout)
 	case <-ctx.Done():
 		reason = "the turn was cancelled"
+		cancelled = true
 	}
 	s.mu.Lock()
 	delete(s.approvals, id)
+	closed := s.closed
 	s.mu.Unlock()
-	h.resolved(id)
+	if !cancelled || !closed { // a session that ended told its clients itself (shutdown)
+		h.resolved(id)
+	}
 	return ok, reason
 }
 

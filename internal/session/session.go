@@ -214,6 +214,10 @@ func (s *Session) Approve(requestID, decision string) (bool, error) {
 
 // shutdown ends the session: the running turn is cancelled, queued prompts fail,
 // subscribers are detached.
+//
+// Approvals the attached clients were asked for end with it: before they are
+// detached, each is told request_resolved, as when another client answered first,
+// so that no client is left showing a question nobody can answer any more.
 func (s *Session) shutdown(cause error) {
 	s.mu.Lock()
 	if s.closed {
@@ -222,9 +226,21 @@ func (s *Session) shutdown(cause error) {
 	}
 	s.closed = true
 	close(s.done)
+	turnID := ""
 	if s.turn != nil {
+		turnID = s.turn.id
 		s.turn.cancel(cause)
 	}
+	pending := make([]string, 0, len(s.approvals))
+	for id := range s.approvals {
+		pending = append(pending, id)
+	}
+	s.mu.Unlock()
+	slices.Sort(pending)
+	for _, id := range pending {
+		s.publish(&Update{TurnID: turnID, Type: RequestResolved, RequestID: id})
+	}
+	s.mu.Lock()
 	s.subs = nil
 	s.mu.Unlock()
 }
@@ -305,9 +321,9 @@ func (s *Session) nextSeqLocked() (uint64, bool) {
 		if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+seqBlock); err != nil {
 			s.mgr.log.Error("reserving seqs failed; the update is not sent and the turn ends", "session", s.ID, "err", err)
 			s.mu.Lock()
-			t := s.turn
+			t, closed := s.turn, s.closed
 			s.mu.Unlock()
-			if t != nil && !s.deleted(err) {
+			if t != nil && !closed { // a closed session's turn is ending anyway (and shutdown publishes off it)
 				t.failStorage(fmt.Errorf("reserving update seqs: %w", err))
 			}
 			return 0, false
