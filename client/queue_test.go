@@ -3,6 +3,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,13 +97,8 @@ func TestASlowCallbackLagsVisiblyAndAttachRecoversTheRest(t *testing.T) {
 		r, err := a.Prompt(ctx, sid, strings.Join(append(lines, "hello"), "\n"), nil, onUpdate)
 		done <- answer{r, err}
 	}()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, lagged := a.queue.laggedAt(sid); lagged {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the queue never overflowed")
-		}
+	if !a.queue.waitLagged(sid, 30*time.Second) {
+		t.Fatal("the queue never overflowed")
 	}
 	close(release)
 	res := <-done
@@ -147,5 +143,29 @@ func TestASlowCallbackLagsVisiblyAndAttachRecoversTheRest(t *testing.T) {
 	t.Logf("the slow callback got %d updates, then lagged; attach recovered %d of the turn's %d", len(seen)-1, len(rest.all()), len(want))
 	if len(want) < 40 {
 		t.Fatalf("the turn had only %d updates: the test proves nothing", len(want))
+	}
+}
+
+// waitLagged waits, woken by the queue's own broadcasts (every push, the lagging one
+// among them), until sessionID lags; false after timeout or once the queue stopped.
+func (q *updateQueue) waitLagged(sessionID string, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.mu.Unlock()
+		q.cond.Broadcast()
+	})
+	defer stop()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if _, lagged := q.lagged[sessionID]; lagged {
+			return true
+		}
+		if ctx.Err() != nil || q.stopped {
+			return false
+		}
+		q.cond.Wait()
 	}
 }

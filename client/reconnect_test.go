@@ -291,13 +291,8 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 		done <- answer{r, err}
 	}()
 	// The turn waits for its approval, whose request was discarded: the session lags.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, lag := c.queue.laggedAt(sid); lag {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session never lagged")
-		}
+	if !c.queue.waitLagged(sid, 30*time.Second) {
+		t.Fatal("the session never lagged")
 	}
 	close(release)
 	<-lagged

@@ -733,16 +733,11 @@ func TestACPDaemonGoneMidTurnThenStartsAgain(t *testing.T) {
 // matches of re, and returns them.
 func waitLog(t *testing.T, e *editor, re *regexp.Regexp, n int) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m := re.FindAllStringSubmatch(e.stderr.String(), -1); len(m) >= n {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %d lines matching %s in the log:\n%s", n, re, e.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	log, ok := e.stderr.await(func(log string) bool { return len(re.FindAllStringSubmatch(log, -1)) >= n }, e.exited, 20*time.Second)
+	if !ok {
+		t.Fatalf("want %d lines matching %s in the log:\n%s", n, re, log)
 	}
+	return re.FindAllStringSubmatch(log, -1)
 }
 
 // rawEditor writes ACP lines by hand, for what an SDK never sends.

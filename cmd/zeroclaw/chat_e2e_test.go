@@ -112,10 +112,8 @@ provider = "down"
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), `"tool_call"`); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no tool_call: %q", out.String())
-		}
+	if text, ok := out.await(func(s string) bool { return strings.Contains(s, `"tool_call"`) }, nil, 20*time.Second); !ok {
+		t.Fatalf("no tool_call: %q", text)
 	}
 	time.Sleep(200 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
@@ -218,10 +216,8 @@ func (p *pty) typeLine(s string) {
 // waitFor waits until the terminal has shown s n times in all.
 func (p *pty) waitFor(s string, n int) {
 	p.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); strings.Count(p.out.String(), s) < n; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the terminal never showed %q (%d times)", s, n)
-		}
+	if _, ok := p.out.await(func(out string) bool { return strings.Count(out, s) >= n }, nil, 20*time.Second); !ok {
+		p.t.Fatalf("the terminal never showed %q (%d times)", s, n)
 	}
 }
 

@@ -25,15 +25,12 @@ func launchEphemeral(t *testing.T, home string, env ...string) *daemon {
 // waitLog waits until the daemon's log holds n lines containing s.
 func (d *daemon) waitLog(s string, n int) {
 	d.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(d.stderr.String(), s) < n {
-		if !d.running() {
-			d.t.Fatalf("daemon exited waiting for %d× %q in its log:\n%s", n, s, d.stderr.String())
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("no %d× %q in the daemon's log:\n%s", n, s, d.stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond) // polling the process's output
+	log, ok := d.stderr.await(func(log string) bool { return strings.Count(log, s) >= n }, d.exited, 30*time.Second)
+	if !ok && !d.running() {
+		d.t.Fatalf("daemon exited waiting for %d× %q in its log:\n%s", n, s, log)
+	}
+	if !ok {
+		d.t.Fatalf("no %d× %q in the daemon's log:\n%s", n, s, log)
 	}
 }
 

@@ -66,15 +66,51 @@ type daemon struct {
 	err    error // the exit status, once exited is closed
 }
 
+// syncBuffer collects a process's output, written by exec's copying goroutine, and
+// lets a test wait for what it expects to be written (await).
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next write; nil until someone awaits
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	return s.b.Write(p)
+}
+
+// await waits until cond holds for what was written, woken by each write, and
+// reports whether it did; it gives up when stop is closed (the process exited) or
+// after timeout. It returns the text cond last saw.
+func (s *syncBuffer) await(cond func(string) bool, stop <-chan struct{}, timeout time.Duration) (string, bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		text := s.b.String()
+		if cond(text) {
+			s.mu.Unlock()
+			return text, true
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-stop:
+			text := s.String() // what the process wrote before it exited
+			return text, cond(text)
+		case <-timer.C:
+			return text, false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

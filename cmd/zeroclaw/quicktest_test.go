@@ -111,21 +111,19 @@ func typeInto(t *testing.T, d *daemon, cmd string, lines []string) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
-	// waitFor polls the terminal (or the daemon's log) for what a person would see.
-	waitFor := func(what string, seen func() bool) {
-		for deadline := time.Now().Add(20 * time.Second); !seen(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never showed; the terminal showed:\n%s", what, out.String())
-			}
+	// waitFor waits for what a person would see on the terminal (or in the daemon's log).
+	waitFor := func(what string, buf *syncBuffer, seen func(string) bool) {
+		if _, ok := buf.await(seen, nil, 20*time.Second); !ok {
+			t.Fatalf("%s never showed; the terminal showed:\n%s", what, out.String())
 		}
 	}
-	waitFor("socat's connection", func() bool {
-		return strings.Count(d.stderr.String(), `msg="connection opened"`) > opened
+	waitFor("socat's connection", d.stderr, func(log string) bool {
+		return strings.Count(log, `msg="connection opened"`) > opened
 	})
 	for i, l := range lines {
 		io.WriteString(stdin, l+"\n")
-		waitFor(fmt.Sprintf("the answer to line %d", i+1), func() bool {
-			return strings.Count(out.String(), `{"jsonrpc":"2.0","result"`) > i
+		waitFor(fmt.Sprintf("the answer to line %d", i+1), &out, func(shown string) bool {
+			return strings.Count(shown, `{"jsonrpc":"2.0","result"`) > i
 		})
 	}
 	stdin.Close() // hang up

@@ -234,7 +234,7 @@ func TestRevocationWhileWaitingForTheLockRefusesTheBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := p.start("config/set-many", sets("agents.default.model", `"queued"`))
-	waitFor(t, func() bool { return strings.Contains(s.logs.String(), config.WaitingMessage) })
+	s.logs.await(t, config.WaitingMessage)
 	// Someone else's write, committed while the batch waits, withdraws config:update.
 	if err := tx.Commit([]config.Entry{{Prop: "permission_profiles.limited.grants", Value: []byte(`["config:read"]`)}}); err != nil {
 		t.Fatal(err)

@@ -43,15 +43,47 @@ type confServer struct {
 	wg        sync.WaitGroup
 }
 
+// lockedBuffer collects the server's log, written by its goroutines, and lets a
+// test wait for a line (await).
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next write; nil until someone awaits
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return l.b.Write(p)
+}
+
+// await waits, woken by each write, until the log contains s; it fails the test
+// after 10 s.
+func (l *lockedBuffer) await(t *testing.T, s string) {
+	t.Helper()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.b.String(), s) {
+			l.mu.Unlock()
+			return
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("no %q in the log within 10 s:\n%s", s, l.String())
+		}
+	}
 }
 
 func (l *lockedBuffer) String() string {

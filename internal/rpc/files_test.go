@@ -273,32 +273,24 @@ func TestIdleUploadsAreDiscardedByTheirTimer(t *testing.T) {
 	})
 }
 
-func waitStaged(t *testing.T, h *harness, want int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		n, charged := h.srv.uploads.Staged()
-		if n == want && (want > 0 || charged == 0) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d uploads staged (%d bytes charged), want %d", n, charged, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestClosingAConnectionDiscardsItsUploads(t *testing.T) {
-	h := startServer(t, Config{})
-	keep := h.peer(t, "")
-	sid := keep.newSession("")
-	keep.begin(sid, 100, "")
-	gone := h.peer(t, "")
-	id := gone.begin(sid, 100, "")
-	gone.chunk(id, 0, randomBytes(50))
-	waitStaged(t, h, 2, time.Second)
-	gone.conn.Close()
-	waitStaged(t, h, 1, 5*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{}, config.Default(), session.Options{})
+		keep := h.peer(t, "")
+		sid := keep.newSession("")
+		keep.begin(sid, 100, "")
+		gone := h.peer(t, "")
+		id := gone.begin(sid, 100, "")
+		gone.chunk(id, 0, randomBytes(50))
+		if n, _ := h.srv.uploads.Staged(); n != 2 {
+			t.Fatalf("%d uploads staged, want 2", n)
+		}
+		gone.conn.Close()
+		synctest.Wait() // the server has seen the close, and done with it
+		if n, _ := h.srv.uploads.Staged(); n != 1 {
+			t.Fatalf("%d uploads staged after one connection closed, want 1", n)
+		}
+	})
 }
 
 // files grants alice uploads into sessions of the "full" agent.

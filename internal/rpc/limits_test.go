@@ -15,7 +15,12 @@ import (
 )
 
 func TestConnectionBeyondTheLimitGetsOneErrorAndIsClosed(t *testing.T) {
-	h := startServer(t, Config{MaxConnections: 2})
+	synctest.Test(t, func(t *testing.T) {
+		connectionLimit(t, startBubbleServer(t, Config{MaxConnections: 2}, config.Default(), session.Options{}))
+	})
+}
+
+func connectionLimit(t *testing.T, h *harness) {
 	a, b := h.client(t), h.client(t)
 	a.initialize()
 	b.initialize()
@@ -33,7 +38,10 @@ func TestConnectionBeyondTheLimitGetsOneErrorAndIsClosed(t *testing.T) {
 	}
 	// The refused connection is not counted: closing one admits a new one.
 	a.conn.Close()
-	waitFor(t, func() bool { return h.srv.Connections() == 1 })
+	synctest.Wait() // the server has seen the close, and done with it
+	if n := h.srv.Connections(); n != 1 {
+		t.Fatalf("%d connections counted after one closed, want 1", n)
+	}
 	d := h.client(t)
 	d.initialize()
 }
@@ -202,6 +210,8 @@ func TestHalfClosedClientStillGetsItsAnswers(t *testing.T) {
 	}
 }
 
+// waitFor polls cond, with a deadline: for what another process does (a tool's
+// shell), which no event of ours tells.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -22,7 +22,8 @@ type checkpointer struct {
 	kick chan struct{} // one slot: a write committed
 	stop chan struct{}
 	done chan struct{}
-	once sync.Once // of close
+	once sync.Once       // of close
+	ran  chan<- struct{} // tests: told after each checkpoint; nil in the daemon
 }
 
 // openCheckpointDB opens the checkpointer's connection to the database at path.
@@ -69,6 +70,12 @@ func (c *checkpointer) run() {
 		// An error (a full disk, a busy file) leaves the pages in the WAL, which
 		// stays correct: the next write's checkpoint tries again.
 		c.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		if c.ran != nil {
+			select {
+			case c.ran <- struct{}{}:
+			case <-c.stop:
+			}
+		}
 	}
 }
 
