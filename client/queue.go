@@ -133,6 +133,12 @@ func (q *updateQueue) run(deliver func(Update)) {
 // waitDelivered waits until n updates have been delivered, the queue has stopped, or
 // ctx ends.
 func (q *updateQueue) waitDelivered(ctx context.Context, n uint64) {
+	q.waitUntil(ctx, func() bool { return q.out >= n })
+}
+
+// waitUntil waits, woken by every push and delivery, until cond (called holding mu)
+// holds, the queue has stopped, or ctx ends; it reports whether cond held.
+func (q *updateQueue) waitUntil(ctx context.Context, cond func() bool) bool {
 	stop := context.AfterFunc(ctx, func() {
 		q.mu.Lock()
 		q.mu.Unlock()
@@ -141,9 +147,10 @@ func (q *updateQueue) waitDelivered(ctx context.Context, n uint64) {
 	defer stop()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.out < n && !q.stopped && ctx.Err() == nil {
+	for !cond() && !q.stopped && ctx.Err() == nil {
 		q.cond.Wait()
 	}
+	return cond()
 }
 
 // close lets run finish once the queued updates are delivered.

@@ -151,21 +151,8 @@ func TestASlowCallbackLagsVisiblyAndAttachRecoversTheRest(t *testing.T) {
 func (q *updateQueue) waitLagged(sessionID string, timeout time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		q.mu.Unlock()
-		q.cond.Broadcast()
+	return q.waitUntil(ctx, func() bool {
+		_, lagged := q.lagged[sessionID]
+		return lagged
 	})
-	defer stop()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for {
-		if _, lagged := q.lagged[sessionID]; lagged {
-			return true
-		}
-		if ctx.Err() != nil || q.stopped {
-			return false
-		}
-		q.cond.Wait()
-	}
 }

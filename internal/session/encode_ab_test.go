@@ -10,7 +10,8 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 		for _, typ := range []string{AgentMessageChunk, AgentThoughtChunk} {
 			for _, turn := range []string{"", "turn_0123"} {
 				u := &Update{SessionID: "6f1c2a3e-1b2c", TurnID: turn, Seq: 12345, Type: typ, Text: &text}
-				got, err := u.encode()
+				var e encoder
+				got, err := e.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
 				want, err2 := json.Marshal(u)
 				if err != nil || err2 != nil || string(got) != string(want) {
 					t.Errorf("encode %q:\n got %s %v\nwant %s %v", text, got, err, want, err2)
@@ -26,7 +27,7 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 		for _, turn := range []string{"turn_1", "turn_1", "", "turn_2"} {
 			text := sid + turn
 			u := &Update{SessionID: sid, TurnID: turn, Seq: 7, Type: AgentMessageChunk, Text: &text}
-			got, err := e.encode(buf[len(buf):], u)
+			got, err := e.chunk(buf[len(buf):], u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
 			want, err2 := json.Marshal(u)
 			if err != nil || err2 != nil || string(got) != string(want) {
 				t.Errorf("encoder, session %q turn %q:\n got %s %v\nwant %s %v", sid, turn, got, err, want, err2)
@@ -36,7 +37,8 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 	}
 	bad := "\xff"
 	u := &Update{SessionID: "s", Seq: 1, Type: AgentMessageChunk, Text: &bad}
-	got, err := u.encode()
+	var e2 encoder
+	got, err := e2.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
 	want, err2 := json.Marshal(u)
 	if string(got) != string(want) || (err == nil) != (err2 == nil) {
 		t.Errorf("invalid UTF-8: got %s %v, want %s %v", got, err, want, err2)
@@ -52,8 +54,10 @@ func BenchmarkEncodeChunk(b *testing.B) {
 		}
 	})
 	b.Run("encode", func(b *testing.B) {
+		var e encoder
+		buf := make([]byte, 0, 256)
 		for b.Loop() {
-			u.encode()
+			buf, _ = e.chunk(buf[:0], u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
 		}
 	})
 }

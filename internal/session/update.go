@@ -57,12 +57,6 @@ type ElicitResult struct {
 	Content map[string]any `json:"content,omitzero"`
 }
 
-// encode returns the JSON of u.
-func (u *Update) encode() ([]byte, error) {
-	var e encoder
-	return e.encode(nil, u)
-}
-
 // chunk reports whether u is a plain text chunk: nothing set but what a streamed
 // chunk carries.
 func (u *Update) chunk() bool {
@@ -71,26 +65,17 @@ func (u *Update) chunk() bool {
 		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil
 }
 
-// encoder writes updates of one session. The text chunks, which a streamed reply
-// sends by the thousand, are appended by hand, byte for byte what json.Marshal
-// writes, after a prefix (sessionId, turnId and the "seq" key) kept for as long as
-// the turn lasts; the other types go through json.Marshal.
+// encoder writes the text chunks of one session, which a streamed reply sends by
+// the thousand, by hand, byte for byte what json.Marshal writes, after a prefix
+// (sessionId, turnId and the "seq" key) kept for as long as the turn lasts. The
+// other types go through json.Marshal (Session.publish).
 type encoder struct {
 	prefix []byte // {"sessionId":…,"turnId":…,"seq":
 	turn   string // the turnId prefix was made for
 }
 
-// encode appends u's JSON to b and returns it (reallocated when b has no room); an
-// update that is not a plain text chunk is marshalled on its own and b is left
-// alone.
-func (e *encoder) encode(b []byte, u *Update) ([]byte, error) {
-	if !u.chunk() {
-		return json.Marshal(u)
-	}
-	return e.chunk(b, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
-}
-
-// chunk appends the JSON of a text chunk to b, as encode does.
+// chunk appends the JSON of a text chunk to b and returns it (reallocated when b
+// has no room).
 func (e *encoder) chunk(b []byte, sessionID, turnID string, seq uint64, typ, text string) ([]byte, error) {
 	if e.prefix == nil || e.turn != turnID || !e.prefixOf(sessionID) {
 		p := append(e.prefix[:0], `{"sessionId":`...)
