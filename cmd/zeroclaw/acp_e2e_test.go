@@ -362,7 +362,7 @@ func TestACPAutoStartsHandshakesStreamsAndExitsZeroOnEOF(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the auto-started daemon is still serving 20s after the editor left")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // polling another process (its socket), with a deadline
 	}
 }
 
@@ -905,7 +905,7 @@ func TestACPEditorThatFallsBehindStillGetsTheWholeTurn(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the turn did not finish on the daemon: %v", res)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // polling the daemon process, with a deadline
 	}
 	res, before := r.until("3")
 	if res["result"].(map[string]any)["stopReason"] != "end_turn" {

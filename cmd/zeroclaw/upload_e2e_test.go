@@ -206,7 +206,7 @@ func TestAnUploadInterruptedByACrashLeavesNoTemporaryFileOnceRestarted(t *testin
 		if time.Now().After(deadline) {
 			t.Fatalf("the first chunk was not written to a temporary file: sizes %v", got)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polling a file of the daemon process, with a deadline
 	}
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	d.wait(10 * time.Second)
