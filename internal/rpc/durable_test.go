@@ -269,8 +269,15 @@ func TestAttachBeyondTheKeptUpdatesIsRefused(t *testing.T) {
 	p := h.peer(t, "")
 	sid := p.newSession(`{"agentAlias":"full","sessionId":"short-log"}`)
 	// Two turns: the log keeps whole runs of what each write stored, so the first
-	// turn's runs are the ones trimmed once the second's are stored.
+	// turn's runs are the ones trimmed once the second's are stored. The log gathers
+	// what is published within 2 ms into one write; an attach that replays stores
+	// what is gathered at once, so the first turn's updates are a write of their own.
 	p.must("session/prompt", prompt(sid, "many words so that many chunks stream"))
+	var last float64
+	for _, u := range p.drain() {
+		last = max(last, u["seq"].(float64))
+	}
+	p.must("session/attach", fmt.Sprintf(`{"sessionId":"short-log","afterSeq":%d}`, int(last)-1))
 	p.must("session/prompt", prompt(sid, "and many more words in a second turn"))
 	_, err := p.call("session/attach", `{"sessionId":"short-log","afterSeq":0}`)
 	var e *rpcError
