@@ -4,6 +4,8 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"strconv"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // Update types of session/update (SPEC §7, §14).
@@ -15,6 +17,8 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
+	// Plan is update_plan's plan, whole, each time the model updates it (SPEC §21).
+	Plan = "plan"
 	// UserMessage opens every turn with the prompt as the turn received it
 	// (attachment markers included), so other clients see what was asked (SPEC §18).
 	UserMessage = "user_message"
@@ -38,6 +42,12 @@ type Update struct {
 	TimeoutSecs int            `json:"timeoutSecs,omitzero"`
 	Dropped     *int           `json:"droppedMessages,omitzero"`
 	Kept        *int           `json:"keptMessages,omitzero"`
+	// Locations are the places a file tool's tool_call touches (never nil for one).
+	Locations []tool.Location `json:"locations,omitzero"`
+	// Diff is the file a tool_result of write_file or edit_file changed.
+	Diff *tool.Diff `json:"diff,omitzero"`
+	// Entries is the plan of a plan update (never nil there).
+	Entries []tool.PlanEntry `json:"entries,omitzero"`
 }
 
 // ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
@@ -62,7 +72,8 @@ type ElicitResult struct {
 func (u *Update) chunk() bool {
 	return (u.Type == AgentMessageChunk || u.Type == AgentThoughtChunk) && u.Text != nil &&
 		u.ToolCallID == "" && u.Name == "" && u.RawInput == nil && u.RawOutput == nil && u.IsError == nil &&
-		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil
+		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil &&
+		u.Locations == nil && u.Diff == nil && u.Entries == nil
 }
 
 // encoder writes the text chunks of one session, which a streamed reply sends by
