@@ -15,6 +15,7 @@ const (
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
 	UserMessage       = "user_message" // the prompt that opened a turn (Text)
+	Plan              = "plan"         // update_plan's plan, whole (Entries)
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -34,8 +35,34 @@ type Update struct {
 	Dropped     int            `json:"droppedMessages"` // history_trimmed
 	Kept        int            `json:"keptMessages"`    // history_trimmed
 	AfterSeq    uint64         `json:"afterSeq"`        // lagged: every update up to this seq was delivered
+	Locations   []Location     `json:"locations"`       // tool_call of a file tool: the places it touches
+	Diff        *Diff          `json:"diff"`            // tool_result of write_file, edit_file: the file before and after
+	Entries     []PlanEntry    `json:"entries"`         // plan
 	// Raw is the notification's params exactly as received.
 	Raw jsontext.Value `json:"-"`
+}
+
+// Location is a place a file tool touches: an absolute path and, when known, a
+// 1-based line (0 when not).
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+// Diff is a file a tool changed, whole, before and after. OldText is nil for a
+// file the call created. The daemon sends none for files over 256 KiB.
+type Diff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+}
+
+// PlanEntry is one step of a plan: Status is pending, in_progress or completed;
+// Priority high, medium, low or "" when the model gave none.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
 }
 
 // Decisions for Approve.

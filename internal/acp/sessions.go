@@ -107,9 +107,9 @@ func (b *Bridge) replay(sid string, m client.Message) {
 		if !raw.IsValid() || raw.Kind() != '{' {
 			raw = nil
 		}
-		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw))
+		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw, nil))
 	case client.RoleToolResult:
-		b.notify(sid, newToolResult(m.ToolCallID, m.Text, m.IsError))
+		b.notify(sid, newToolResult(m.ToolCallID, m.Text, m.IsError, nil))
 	}
 }
 

@@ -57,7 +57,7 @@ const paramTypes = {
 };
 const variantTypes = {
   user_message_chunk: "ContentChunk", agent_message_chunk: "ContentChunk", agent_thought_chunk: "ContentChunk",
-  tool_call: "ToolCall", tool_call_update: "ToolCallUpdate",
+  tool_call: "ToolCall", tool_call_update: "ToolCallUpdate", plan: "Plan",
 };
 
 // Frames: what the editor sent (to know which method a response answers) and
@@ -254,6 +254,48 @@ let sid;
     await assert.rejects(agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] }),
       (e) => e.code === -32602);
     await assert.rejects(agent.request("session/set_mode", { sessionId: sid, modeId: "x" }), (e) => e.code === -32601);
+
+    // The toolbox: file tool calls carry absolute locations, an edit's result shows
+    // as diff content (Zed reviews it), a plan as plan.
+    const edited = join(project, "out.txt");
+    const r2 = await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: sid,
+      prompt: [{ type: "text", text: [
+        '/tool read_file {"path":"out.txt","offset":1,"limit":1}',
+        '/tool edit_file {"path":"out.txt","old_text":"hi","new_text":"hello"}',
+        '/tool search {"pattern":"hel+o"}',
+        '/tool glob {"pattern":"*.txt"}',
+        '/tool update_plan {"entries":[{"content":"edit out.txt","status":"completed","priority":"high"},{"content":"review","status":"in_progress"}]}',
+        "edit and plan",
+      ].join("\n") }],
+    });
+    assert.equal(r2.stopReason, "end_turn");
+    assert.equal(readFileSync(edited, "utf8"), "hello");
+    const tb = take();
+    const callOf = (title) => tb.find((u) => u.update.sessionUpdate === "tool_call" && u.update.title.startsWith(title))?.update;
+    const resultOf = (id) => tb.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === id)?.update;
+    const edit = callOf("edit_file");
+    assert.ok(edit, `an edit_file tool_call among ${kinds(tb)}`);
+    assert.equal(edit.kind, "edit");
+    assert.deepEqual(edit.locations, [{ path: edited, line: 1 }]);
+    assert.deepEqual(callOf("read_file").locations, [{ path: edited, line: 1 }]);
+    assert.equal(callOf("read_file").kind, "read");
+    assert.equal(callOf("search").kind, "search");
+    assert.deepEqual(callOf("search").locations, [{ path: project }]);
+    assert.equal(callOf("glob").kind, "search");
+    const editResult = resultOf(edit.toolCallId);
+    assert.equal(editResult.status, "completed");
+    const diff = editResult.content.find((c) => c.type === "diff");
+    assert.deepEqual(diff, { type: "diff", path: edited, oldText: "hi", newText: "hello" });
+    assert.ok(diff.path.startsWith("/"), "the diff's path is absolute");
+    assert.match(resultOf(callOf("search").toolCallId).rawOutput, /^out\.txt:1: hello$/);
+    const plans = tb.filter((u) => u.update.sessionUpdate === "plan");
+    assert.equal(plans.length, 1, `one plan update among ${kinds(tb)}`);
+    assert.deepEqual(plans[0].update.entries, [
+      { content: "edit out.txt", priority: "high", status: "completed" },
+      { content: "review", priority: "medium", status: "in_progress" },
+    ]);
+    assert.ok(!callOf("update_plan").locations, "update_plan is no file tool");
 
     // A permission request that another client answers is withdrawn from the editor.
     const native = await nativeClient(join(home, ".zeroclaw", "data", "daemon.sock"));
