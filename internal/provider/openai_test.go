@@ -115,11 +115,11 @@ func TestOpenAIStreamsTextAndThoughtsAndSendsTheRequest(t *testing.T) {
 		Messages: []Message{
 			user("list files"),
 			{Role: RoleAssistant, Text: "let me look", ToolCalls: []ToolCall{
-				{ID: "call_a", Name: "list_dir", Arguments: jsontext.Value(`{"path":"."}`)},
-				{ID: "call_b", Name: "read_file", Arguments: jsontext.Value(`{"path":"x"}`)},
+				{ID: "tc_t_1", ProviderID: "call_a", Name: "list_dir", Arguments: jsontext.Value(`{"path":"."}`)},
+				{ID: "tc_t_2", ProviderID: "call_b", Name: "read_file", Arguments: jsontext.Value(`{"path":"x"}`)},
 			}},
-			{Role: RoleTool, ToolCallID: "call_a", Name: "list_dir", Text: "x"},
-			{Role: RoleTool, ToolCallID: "call_b", Name: "read_file", Text: "no such file", IsError: true},
+			{Role: RoleTool, ToolCallID: "tc_t_1", Name: "list_dir", Text: "x"},
+			{Role: RoleTool, ToolCallID: "tc_t_2", Name: "read_file", Text: "no such file", IsError: true},
 		},
 		Tools: []ToolSpec{{Name: "list_dir", Description: "lists a directory",
 			Parameters: jsontext.Value(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}},
@@ -219,7 +219,7 @@ func TestOpenAIReassemblesArgumentsSplitOverManyChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ToolCall{{ID: "call_1", Name: "shell", Arguments: jsontext.Value(args)}}
+	want := []ToolCall{{ID: "call_1", ProviderID: "call_1", Name: "shell", Arguments: jsontext.Value(args)}}
 	if d := diff(want, res.ToolCalls); d != "" {
 		t.Error(d)
 	}
@@ -246,8 +246,8 @@ func TestOpenAIReassemblesParallelCallsInterleavedByIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ToolCall{
-		{ID: "call_a", Name: "read_file", Arguments: jsontext.Value(`{"path":"a.txt"}`)},
-		{ID: "call_b", Name: "list_dir", Arguments: jsontext.Value(`{"path":"src"}`)},
+		{ID: "call_a", ProviderID: "call_a", Name: "read_file", Arguments: jsontext.Value(`{"path":"a.txt"}`)},
+		{ID: "call_b", ProviderID: "call_b", Name: "list_dir", Arguments: jsontext.Value(`{"path":"src"}`)},
 	}
 	if d := diff(want, res.ToolCalls); d != "" {
 		t.Error(d)

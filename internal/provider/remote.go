@@ -333,9 +333,12 @@ func isV1JSONError(err error) bool {
 
 // partialCall is a tool call being reassembled from a stream.
 type partialCall struct {
-	index    int // the stream's index (openai) or content block index (anthropic)
-	id, name string
-	args     strings.Builder
+	index      int    // the stream's index (openai) or content block index (anthropic)
+	indexed    bool   // openai: the stream gave the index
+	id         string // the provider's id, else one made up for the daemon (openai)
+	providerID string // the provider's id exactly, "" when it gave none
+	name       string
+	args       strings.Builder
 }
 
 // toolCall completes c. Arguments must be one JSON object ("{}" when the model gave
@@ -354,7 +357,7 @@ func (r *remote) toolCall(c *partialCall, truncated bool) (ToolCall, error) {
 		}
 		return ToolCall{}, r.fail(0, msg, errMalformed)
 	}
-	return ToolCall{ID: c.id, Name: c.name, Arguments: v}, nil
+	return ToolCall{ID: c.id, ProviderID: c.providerID, Name: c.name, Arguments: v}, nil
 }
 
 // argumentsText is a tool call's arguments for a request: "{}" when empty.
