@@ -308,8 +308,8 @@ var httpFailures = []struct {
 	{
 		name:   "key refused, body quoting part of the key",
 		status: 401,
-		body: `{"error":{"message":"Incorrect API key provided: ` + testKey[:7] + `***********cdef. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error"}}`,
-		want: []string{"the API key was refused (HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.); check"},
+		body:   `{"error":{"message":"Incorrect API key provided: ` + testKey[:7] + `***********cdef. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error"}}`,
+		want:   []string{"the API key was refused (HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.); check"},
 	},
 	{
 		name:   "forbidden",
