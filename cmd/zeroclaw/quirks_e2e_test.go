@@ -226,3 +226,41 @@ func TestEveryQuirkThroughASessionThatIsCancelledKilledAndRestored(t *testing.T)
 		})
 	}
 }
+
+// SPEC §23: a refused key fails the turn with the status and the provider's own
+// words, for both kinds, and the key (or the part the words quote) never shows.
+func TestARefusedKeySaysWhyWithoutTheKey(t *testing.T) {
+	const key = "sk-e2e-secret-0123456789abcdef"
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			msg := "Incorrect API key provided: sk-e2e-********************cdef. You can find your API key in your account."
+			var url string
+			if kind == "openai" {
+				url = fakeopenai.New(t, fakeopenai.Answer{Status: 401, Message: msg}).URL()
+			} else {
+				url = fakeanthropic.New(t, fakeanthropic.Answer{Status: 401, ErrorType: "authentication_error", Message: msg}).URL()
+			}
+			h := home(t)
+			os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
+			conf := fmt.Sprintf("[providers.fake]\nkind = %q\nbase_url = %q\nmodel = \"m\"\napi_key = %q\n\n"+
+				"[agents.default]\nprovider = \"fake\"\n", kind, url, key)
+			if err := os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d := startDaemon(t, h, nil)
+			c := dial(t, d.socket)
+			c.initialize()
+			r := c.call(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default"},"id":2}`)
+			sid := r["result"].(map[string]any)["sessionId"].(string)
+			_, res := prompted(t, c, sid, "hi", 3)
+			text, _ := res["text"].(string)
+			want := "fake: the API key was refused (HTTP 401: Incorrect API key provided: [redacted]. You can find your API key in your account.); check providers.fake.api_key"
+			if res["stopReason"] != "error" || text != want {
+				t.Fatalf("result %v, want the error %q", res, want)
+			}
+			if strings.Contains(text, "cdef") || strings.Contains(d.stderr.String(), key) || strings.Contains(d.stderr.String(), "cdef") {
+				t.Errorf("the key shows: %q\n%s", text, d.stderr.String())
+			}
+		})
+	}
+}
