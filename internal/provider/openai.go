@@ -4,6 +4,7 @@ import (
 	"context"
 	jsonv1 "encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -70,7 +71,14 @@ func (p *openAI) attempt(ctx context.Context, model string, creq openai.ChatComp
 		if err != nil {
 			var apiErr *openai.APIError
 			if errors.As(err, &apiErr) && ctx.Err() == nil {
-				return Result{}, p.r.fail(apiErr.HTTPStatusCode, "the provider reported an error mid-stream: "+clip(apiErr.Message), err)
+				// The stream's status was 200: what the event says of its kind stands in.
+				msg := "the provider reported an error mid-stream"
+				if apiErr.Code != nil {
+					msg += fmt.Sprintf(" (code %v)", apiErr.Code)
+				} else if apiErr.Type != "" {
+					msg += " (" + apiErr.Type + ")"
+				}
+				return Result{}, p.r.fail(apiErr.HTTPStatusCode, msg+": "+clip(apiErr.Message), err)
 			}
 			return Result{}, p.r.classify(ctx, callCtx, phaseStream, err)
 		}

@@ -418,7 +418,8 @@ func TestOpenAIReportsAStreamCutMidway(t *testing.T) {
 func TestOpenAIReportsMalformedAndErrorEvents(t *testing.T) {
 	for _, tt := range []struct{ event, want string }{
 		{`{"choices":[{"index":0,"delta":{"content":`, "malformed event"},
-		{`{"error":{"message":"model crashed","type":"server_error"}}`, "model crashed"},
+		{`{"error":{"message":"model crashed","type":"server_error"}}`, "mid-stream (server_error): model crashed"},
+		{`{"error":{"code":502,"message":"Provider returned error"}}`, "mid-stream (code 502): Provider returned error"}, // OpenRouter
 	} {
 		srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)
