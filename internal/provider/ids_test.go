@@ -137,3 +137,23 @@ func TestMakeWireID(t *testing.T) {
 		}
 	}
 }
+
+func TestMistralModelsGetMadeIDsForOtherProvidersIDs(t *testing.T) {
+	msgs := callTurn("one", ToolCall{ID: "tc_1_1", ProviderID: "toolu_01AbC", Name: "a"}, ToolCall{ID: "tc_1_2", ProviderID: "Ab3dE5gH1", Name: "a"})
+	for _, tt := range []struct {
+		model, baseURL string
+		rule           bool
+	}{
+		{"mistral-large-latest", "", true},
+		{"m", "https://api.mistral.ai/v1", true},
+		{"mistralai/Devstral-Small-2505", "http://localhost:8000/v1", true},
+		{"gpt-4.1", "", false},
+		{"llama3.1", "http://localhost:11434/v1", false},
+	} {
+		p := &openAI{r: &remote{baseURL: tt.baseURL}}
+		got := wirePairs(t, wireIDs(msgs, p.idRule(tt.model)))
+		if tt.rule && (!IsWireID(got[0]) || got[1] != "Ab3dE5gH1") || !tt.rule && (got[0] != "toolu_01AbC" || got[1] != "Ab3dE5gH1") {
+			t.Errorf("%s at %q: ids %v", tt.model, tt.baseURL, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -109,7 +110,7 @@ func (p *openAI) request(model string, req Request) openai.ChatCompletionRequest
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
 	}
 	afterTool := false
-	for _, m := range wireIDs(alternating(req.Messages), nil) {
+	for _, m := range wireIDs(alternating(req.Messages), p.idRule(model)) {
 		switch m.Role {
 		case RoleUser:
 			if afterTool {
@@ -175,4 +176,23 @@ func isOpenAIValidation(err error) bool {
 		}
 	}
 	return false
+}
+
+// mistralNames are what the names of Mistral's models and API start or contain.
+var mistralNames = []string{"mistral", "magistral", "devstral", "codestral", "ministral", "pixtral", "voxtral"}
+
+// idRule is what a provider's tool-call id must be for model to be sent it back:
+// Mistral's models refuse any id but 9 characters of [a-zA-Z0-9], on Mistral's API
+// and under vLLM's and llama.cpp's Mistral templates alike. Their own ids follow
+// the rule; what does not is an id of another provider, from before the session
+// switched models, and that one is sent as a made id instead. Other models take
+// any id (nil).
+func (p *openAI) idRule(model string) func(string) bool {
+	where := strings.ToLower(model + " " + p.r.baseURL)
+	for _, n := range mistralNames {
+		if strings.Contains(where, n) {
+			return IsWireID
+		}
+	}
+	return nil
 }
