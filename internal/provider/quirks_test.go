@@ -11,10 +11,8 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // SPEC §23: the openai kind against the fake switched into each real server's
@@ -164,6 +162,3 @@ func TestMistralRefusesTheDaemonsOwnIDsWithItsWords(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-var _ = config.Full
-var _ tool.Tool = look{}
