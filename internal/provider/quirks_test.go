@@ -48,15 +48,31 @@ func sessionIDs(turn string) func(string) string {
 
 func TestEveryQuirkOfOpenAICompatibleServers(t *testing.T) {
 	const args1, args2 = `{"path":"ä/b","n":[1,2]}`, `{}`
+	var sets [][]fakeopenai.Quirk
 	for _, q := range fakeopenai.Quirks {
-		t.Run(string(q), func(t *testing.T) {
+		sets = append(sets, []fakeopenai.Quirk{q})
+	}
+	sets = append(sets,
+		// Servers as they are: Mistral's API; Ollama; an old local server.
+		[]fakeopenai.Quirk{fakeopenai.MistralIDs, fakeopenai.WholeCalls, fakeopenai.NullContent},
+		[]fakeopenai.Quirk{fakeopenai.WholeCalls, fakeopenai.ObjectArgs, fakeopenai.StopWithCalls, fakeopenai.Reasoning, fakeopenai.UsageOnly},
+		[]fakeopenai.Quirk{fakeopenai.NoIndex, fakeopenai.NoIDs, fakeopenai.StopWithCalls},
+		[]fakeopenai.Quirk{fakeopenai.NoIndex, fakeopenai.RepeatedIDs, fakeopenai.CallZero})
+	for _, set := range sets {
+		var name []string
+		quirk := map[fakeopenai.Quirk]bool{}
+		for _, q := range set {
+			name = append(name, string(q))
+			quirk[q] = true
+		}
+		t.Run(strings.Join(name, "+"), func(t *testing.T) {
 			f := fakeopenai.New(t,
 				fakeopenai.Answer{Thoughts: []string{"Hm, ", "files."}, Text: []string{"Let me ", "look."},
 					Calls: []fakeopenai.Call{{Name: "look", Args: args1}, {Name: "look", Args: args2}}},
 				fakeopenai.Answer{Text: []string{"Seen."}},
 				fakeopenai.Answer{Calls: []fakeopenai.Call{{Name: "look", Args: args2}}},
 				fakeopenai.Answer{Text: []string{"Twice."}},
-			).Strict().With(q)
+			).Strict().With(set...)
 			p := newProvider(t, "openai", f.URL())
 			var history []provider.Message
 			for i, want := range []string{"Let me look.\n\nSeen.", "Twice."} {
@@ -80,9 +96,9 @@ func TestEveryQuirkOfOpenAICompatibleServers(t *testing.T) {
 						t.Errorf("the call %+v was not renamed for the session", c)
 					}
 					switch {
-					case q == fakeopenai.NoIDs && c.ProviderID != "":
+					case quirk[fakeopenai.NoIDs] && c.ProviderID != "":
 						t.Errorf("the server gave no id, yet the call has %q", c.ProviderID)
-					case q != fakeopenai.NoIDs && !f.Produced(c.ProviderID):
+					case !quirk[fakeopenai.NoIDs] && !f.Produced(c.ProviderID):
 						t.Errorf("the provider's id %q of %+v is not the server's", c.ProviderID, c)
 					}
 				}
@@ -105,12 +121,12 @@ func TestEveryQuirkOfOpenAICompatibleServers(t *testing.T) {
 				t.Fatalf("the last request has the calls %v", ids)
 			}
 			for i, id := range ids {
-				own := q != fakeopenai.NoIDs && (q != fakeopenai.CallZero || i < 2)
+				own := !quirk[fakeopenai.NoIDs] && (!quirk[fakeopenai.CallZero] || i < 2)
 				if own && !f.Produced(id) || !own && !provider.IsWireID(id) {
 					t.Errorf("call %d goes back as %q (the server's own: %v)", i, id, own)
 				}
 			}
-			if q == fakeopenai.CallZero && (ids[0] != "call_0" || ids[1] != "call_1") {
+			if quirk[fakeopenai.CallZero] && (ids[0] != "call_0" || ids[1] != "call_1") {
 				t.Errorf("the first answer's ids came back as %v", ids)
 			}
 		})
