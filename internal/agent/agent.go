@@ -53,7 +53,9 @@ type Turn struct {
 	Prompt   string
 	Hooks    Hooks
 	// CallID, when set, renames each tool call the model makes before anything sees
-	// it: providers' ids are unique only within one model call or turn.
+	// it: providers' ids are unique only within one model call or turn. The
+	// provider's own id stays beside it (ToolCall.ProviderID): the model is sent
+	// that one back (SPEC §23).
 	CallID func(providerID string) string
 }
 
@@ -93,6 +95,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 			return out(MaxSteps)
 		}
 		separate := said.Len() > 0
+		var shown strings.Builder // this call's visible text so far
 		res, err := t.Provider.Stream(ctx, provider.Request{
 			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
 		}, func(d provider.Delta) {
@@ -103,12 +106,19 @@ func Run(ctx context.Context, t Turn) Outcome {
 					t.Hooks.Delta(provider.Delta{Text: paragraph})
 				}
 				said.WriteString(d.Text)
+				shown.WriteString(d.Text)
 			}
 			t.Hooks.Delta(d)
 		})
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
+		usage.CachedInputTokens += res.Usage.CachedInputTokens
 		if ctx.Err() != nil {
+			// What the user saw of the answer stays the assistant's message (SPEC
+			// §23), so the next prompt follows it rather than merging into this one.
+			if shown.Len() > 0 {
+				add(provider.Message{Role: provider.RoleAssistant, Text: shown.String()})
+			}
 			return out(Cancelled)
 		}
 		if err != nil {
@@ -118,7 +128,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 		}
 		if t.CallID != nil {
 			for i := range res.ToolCalls {
-				res.ToolCalls[i].ID = t.CallID(res.ToolCalls[i].ID)
+				res.ToolCalls[i].ID = t.CallID(res.ToolCalls[i].ProviderID)
 			}
 		}
 		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
