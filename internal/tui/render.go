@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/glamour/v2"
+	"charm.land/glamour/v2/styles"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// renderer renders blocks: markdown through Glamour (one renderer per width), tool
+// cards, thoughts and notices.
+type renderer struct {
+	th       theme
+	md       map[int]*glamour.TermRenderer
+	expanded bool // Ctrl-O: tool output and thoughts unfolded
+	spin     string
+}
+
+// foldLines is how many lines of a tool's output a folded card shows.
+const foldLines = 10
+
+func newRenderer(th theme) *renderer { return &renderer{th: th, md: map[int]*glamour.TermRenderer{}} }
+
+func (r *renderer) markdown(s string, width int) []string {
+	tr := r.md[width]
+	if tr == nil {
+		style := styles.DarkStyle
+		switch {
+		case r.th.noColor:
+			style = styles.NoTTYStyle
+		case !r.th.dark:
+			style = styles.LightStyle
+		}
+		var err error
+		tr, err = glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(10, width-2)))
+		if err != nil {
+			return wrap(s, width)
+		}
+		r.md[width] = tr
+	}
+	out, err := tr.Render(s)
+	if err != nil {
+		return wrap(s, width)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n "), "\n")
+	for len(lines) > 0 && strings.TrimSpace(stripANSI(lines[0])) == "" {
+		lines = lines[1:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return lines
+}
+
+// render renders one block at width.
+func (r *renderer) render(b *block, width int) []string {
+	th := r.th
+	switch b.kind {
+	case blockUser:
+		lines := wrap(b.text.String(), max(1, width-2))
+		for i, l := range lines {
+			if i == 0 {
+				lines[i] = th.user.Render("› ") + th.bold.Render(l)
+			} else {
+				lines[i] = "  " + th.bold.Render(l)
+			}
+		}
+		return lines
+	case blockAssistant:
+		return r.markdown(b.text.String(), width)
+	case blockThought:
+		text := strings.TrimSpace(b.text.String())
+		lines := wrap(text, max(1, width-2))
+		if !r.expanded && len(lines) > 1 {
+			return []string{th.faint.Render(fmt.Sprintf("∴ thinking (%d lines, Ctrl-O unfolds)", len(lines)))}
+		}
+		for i, l := range lines {
+			lines[i] = th.faint.Render("∴ " + l)
+		}
+		return lines
+	case blockTool:
+		return r.toolCard(b.tool, width)
+	case blockError:
+		return styled(wrap(b.text.String(), width), th.errorText)
+	default:
+		return styled(wrap(b.text.String(), width), th.notice)
+	}
+}
+
+func styled(lines []string, st interface{ Render(...string) string }) []string {
+	for i, l := range lines {
+		lines[i] = st.Render(l)
+	}
+	return lines
+}
+
+// argsSummary shows a tool's arguments in one line: the values of a flat object, or
+// the JSON itself.
+func argsSummary(raw jsontext.Value) string {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || len(obj) == 0 {
+		return strings.TrimSpace(string(raw))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		var v string
+		switch x := obj[k].(type) {
+		case string:
+			v = x
+		default:
+			b, _ := json.Marshal(x)
+			v = string(b)
+		}
+		if len(keys) == 1 {
+			parts = append(parts, v)
+		} else {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.ReplaceAll(strings.Join(parts, " "), "\n", "⏎")
+}
+
+// stripANSI removes escape sequences (for tests and blank-line checks).
+func stripANSI(s string) string { return ansi.Strip(s) }
