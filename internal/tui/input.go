@@ -59,7 +59,6 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
-	m.fitInput()
 	m.hint = ""
 	return cmd
 }
@@ -84,20 +83,11 @@ func (m *Model) interrupt() tea.Cmd {
 	}
 	if m.input.Value() != "" {
 		m.input.Reset()
-		m.fitInput()
 		m.ctrlC = 0
 		return nil
 	}
 	m.hint = "Ctrl-C again quits"
 	return nil
-}
-
-// fitInput grows the input box with its lines, up to maxInputLines.
-func (m *Model) fitInput() {
-	h := min(maxInputLines, max(1, m.input.LineCount()))
-	if h != m.input.Height() {
-		m.input.SetHeight(h)
-	}
 }
 
 // submit sends what was typed: a command, or a prompt.
@@ -111,7 +101,6 @@ func (m *Model) submit() tea.Cmd {
 	}
 	m.histPos, m.draft = len(m.history), ""
 	m.input.Reset()
-	m.fitInput()
 	m.hint = ""
 	if cmd, ok := m.command(text); ok {
 		return cmd
@@ -138,7 +127,6 @@ func (m *Model) historyStep(d int) {
 	} else {
 		m.input.SetValue(m.history[p])
 	}
-	m.fitInput()
 }
 
 // complete completes a command name: the only match, else the longest common

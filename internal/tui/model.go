@@ -60,20 +60,20 @@ type Model struct {
 	draft   string // what was typed before browsing the history
 	hint    string // completion candidates or a one-line message under the input
 
-	running    int // prompts of this client in flight
-	streaming  bool
-	ctrlC      int // Ctrl-C presses in a row
-	spinFrame  int
-	ticking    bool
-	cards      map[string]*block
-	plan       []planEntry
-	attached   []client.FileEntry
-	upload     *uploadState
-	approvals  []client.Update // approval requests waiting, the first one shown
-	picker     *picker
-	form       *elicitForm
-	quitting   bool
-	lastRender time.Time
+	running   int // prompts of this client in flight
+	streaming bool
+	ctrlC     int // Ctrl-C presses in a row
+	spinFrame int
+	ticking   bool
+	cards     map[string]*block
+	plan      []planEntry
+	attached  []client.FileEntry
+	upload    *uploadState
+	approvals []client.Update // approval requests waiting, the first one shown
+	picker    *picker
+	form      *elicitForm
+	quitting  bool
+	after     func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; model tests stop the clock
 }
 
 // Options configure the UI.
@@ -104,18 +104,18 @@ func New(o Options) *Model {
 	ta.Prompt = "› "
 	ta.Placeholder = "Type a prompt; / for commands, Alt-Enter for a new line"
 	ta.ShowLineNumbers = false
-	ta.SetHeight(1)
+	ta.CharLimit = 0 // the daemon bounds a prompt; the box does not
+	ta.DynamicHeight, ta.MinHeight, ta.MaxHeight = true, 1, maxInputLines
+	ta.MaxContentHeight = 100_000
 	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
 	ta.KeyMap.LinePrevious.SetEnabled(false) // Up/Down: lines, else history (see keys)
 	ta.KeyMap.LineNext.SetEnabled(false)
-	st := textarea.DefaultStyles(o.Dark)
-	st.Focused.CursorLine = st.Focused.Text
-	ta.SetStyles(st)
+	ta.SetStyles(inputStyles(o.Dark))
 	ta.Focus()
 	return &Model{
 		opts: o, inbox: &inbox{}, th: th, rend: newRenderer(th),
 		width: 80, height: 24, agent: o.Agent, conn: connConnecting,
-		input: ta, cards: map[string]*block{},
+		input: ta, cards: map[string]*block{}, after: tea.Tick,
 	}
 }
 
@@ -232,7 +232,6 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 			return m.overlayMsg(msg)
 		}
 		m.input.InsertString(msg.Content)
-		m.fitInput()
 		return nil
 	case tea.MouseWheelMsg:
 		switch msg.Button {
@@ -258,10 +257,17 @@ func (m *Model) setTheme(dark bool) {
 	exp := m.rend.expanded
 	m.rend = newRenderer(m.th)
 	m.rend.expanded = exp
+	m.input.SetStyles(inputStyles(dark))
+	m.invalidate()
+}
+
+// inputStyles: the textarea's default styles, with a steady cursor and no
+// highlighted cursor line.
+func inputStyles(dark bool) textarea.Styles {
 	st := textarea.DefaultStyles(dark)
 	st.Focused.CursorLine = st.Focused.Text
-	m.input.SetStyles(st)
-	m.invalidate()
+	st.Cursor.Blink = false
+	return st
 }
 
 func (m *Model) invalidate() {
@@ -329,7 +335,7 @@ func (m *Model) tick() tea.Cmd {
 		return nil
 	}
 	m.ticking = true
-	return tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+	return m.after(120*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 func (m *Model) anyToolRunning() bool {

@@ -29,11 +29,10 @@ func newRenderer(th theme) *renderer { return &renderer{th: th, md: map[int]*gla
 func (r *renderer) markdown(s string, width int) []string {
 	tr := r.md[width]
 	if tr == nil {
+		// NO_COLOR keeps the styles: the program's colour profile drops the
+		// colours and keeps bold, italic and the layout.
 		style := styles.DarkStyle
-		switch {
-		case r.th.noColor:
-			style = styles.NoTTYStyle
-		case !r.th.dark:
+		if !r.th.dark {
 			style = styles.LightStyle
 		}
 		var err error

@@ -210,6 +210,9 @@ func (m *Model) prompt(text string) tea.Cmd {
 	m.attached = nil
 	m.running++
 	m.ctrlC = 0
+	if m.conn == connRestarted {
+		m.conn = connConnected
+	}
 	m.tr.scroll = 0
 	push := m.inbox.push
 	return tea.Batch(func() tea.Msg {
@@ -240,8 +243,14 @@ func (m *Model) promptDone(d promptDoneMsg) tea.Cmd {
 	case d.r.StopReason == client.StopMaxSteps:
 		m.notice("the turn hit the agent's step limit", false)
 	}
-	if d.err == nil && m.conn == connRestarted {
-		m.conn = connConnected
+	if m.running == 0 { // a turn that ended leaves no tool running
+		for _, b := range m.cards {
+			if c := b.tool; c.state == toolRunning || c.state == toolApproval {
+				c.state, c.progress = toolCancelled, "interrupted"
+				b.touch()
+			}
+		}
+		m.approvals = nil
 	}
 	return nil
 }

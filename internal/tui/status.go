@@ -36,7 +36,7 @@ func (m *Model) statusLine(width int) string {
 			add("ctx " + kilo(m.ctxTokens))
 		}
 	}
-	if m.running > 0 || m.streaming {
+	if m.running > 0 {
 		add(m.rend.spin + " working")
 	}
 	conn := m.conn
@@ -127,11 +127,7 @@ func (m *Model) startUpload(path string) tea.Cmd {
 		m.notice("an upload is already running", true)
 		return nil
 	}
-	bar := progress.New(progress.WithWidth(30))
-	if m.th.noColor {
-		bar = progress.New(progress.WithWidth(30), progress.WithColors(lipgloss.NoColor{}), progress.WithFillCharacters('#', '.'))
-	}
-	m.upload = &uploadState{name: filepath.Base(path), bar: bar}
+	m.upload = &uploadState{name: filepath.Base(path), bar: m.progressBar()}
 	b, sid, send := m.b, m.sid, m.inbox.send
 	return func() tea.Msg {
 		entry, err := b.Upload(context.Background(), sid, path, func(done, total int64) {
@@ -170,4 +166,11 @@ func (m *Model) uploadView(width int) string {
 	}
 	u.bar.SetWidth(max(10, min(40, width-len(u.name)-20)))
 	return fmt.Sprintf("uploading %s %s %d/%d bytes", clip(u.name, 20), u.bar.ViewAs(pct), u.done, u.total)
+}
+
+func (m *Model) progressBar() progress.Model {
+	if m.th.noColor {
+		return progress.New(progress.WithWidth(30), progress.WithColors(lipgloss.NoColor{}), progress.WithFillCharacters('#', '.'))
+	}
+	return progress.New(progress.WithWidth(30))
 }

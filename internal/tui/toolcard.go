@@ -49,7 +49,7 @@ func (r *renderer) toolCard(c *toolCard, width int) []string {
 	}
 	head := mark + " " + th.toolName.Render(c.name) + " " + th.toolArgs.Render(clip(argsSummary(c.args), max(10, width-len(c.name)-4)))
 	lines := []string{head}
-	if c.state == toolApproval || c.state == toolRunning {
+	if c.state == toolApproval || c.state == toolRunning || (c.progress != "" && c.output == "") {
 		status := c.state
 		if c.progress != "" {
 			status += ": " + c.progress

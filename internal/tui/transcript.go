@@ -128,3 +128,5 @@ func wrap(s string, width int) []string {
 	}
 	return strings.Split(ansi.Wrap(s, width, ""), "\n")
 }
+
+func ansiWidth(s string) int { return ansi.StringWidth(s) }

@@ -66,6 +66,10 @@ func (m *Model) apply(u client.Update) {
 		b.text.WriteString(u.Text)
 		m.tr.scroll = 0
 		m.streaming = true
+		if m.title == "" { // the daemon's derived title (SPEC §18)
+			first, _, _ := strings.Cut(u.Text, "\n")
+			m.title = clip(strings.TrimSpace(first), 80)
+		}
 	case client.AgentMessageChunk, client.AgentThoughtChunk:
 		kind := blockAssistant
 		if u.Type == client.AgentThoughtChunk {
