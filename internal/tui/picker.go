@@ -201,8 +201,13 @@ func (p *picker) view(th theme, width, height int) string {
 	for i := start; i < len(p.items) && i < start+rows; i++ {
 		it := p.items[i]
 		mark := "  "
+		if i == p.cur {
+			mark = "▸ "
+		}
 		if it.current {
-			mark = "● "
+			mark += "● "
+		} else {
+			mark += "  "
 		}
 		label := clip(it.label, max(8, width*3/5))
 		line := mark + label
