@@ -311,3 +311,25 @@ func TestScrollAndResize(t *testing.T) {
 		u.fits()
 	}
 }
+
+func TestColoursFollowNoColorAndTheBackground(t *testing.T) {
+	u := newUI(t, 80, 24)
+	u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: "c1", Name: "shell", RawInput: jsontext.Value(`{"command":"ls"}`)})
+	status := u.m.statusLine(80) + strings.Join(u.m.rend.toolCard(u.m.cards["c1"].tool, 80), "\n")
+	if strings.Contains(status, "\x1b[38;") || strings.Contains(status, "\x1b[48;") {
+		t.Fatalf("NO_COLOR output carries colours: %q", status)
+	}
+	c := New(Options{Dark: true})
+	dark := c.th.toolName.Render("x")
+	if !strings.Contains(dark, "\x1b[") || !strings.Contains(dark, "38;") {
+		t.Fatalf("no colour without NO_COLOR: %q", dark)
+	}
+	c.Update(tea.BackgroundColorMsg{Color: lightGrey{}})
+	if c.th.dark || c.th.toolName.Render("x") == dark {
+		t.Fatal("a light background kept the dark colours")
+	}
+}
+
+type lightGrey struct{}
+
+func (lightGrey) RGBA() (r, g, b, a uint32) { return 0xeeee, 0xeeee, 0xeeee, 0xffff }

@@ -198,6 +198,10 @@ func (p *picker) view(th theme, width, height int) string {
 	if len(p.items) == 0 {
 		b.WriteString("\n" + th.faint.Render("(none)"))
 	}
+	labelWidth := 0
+	for _, it := range p.items {
+		labelWidth = max(labelWidth, len([]rune(clip(it.label, max(8, width*3/5)))))
+	}
 	for i := start; i < len(p.items) && i < start+rows; i++ {
 		it := p.items[i]
 		mark := "  "
@@ -210,6 +214,7 @@ func (p *picker) view(th theme, width, height int) string {
 			mark += "  "
 		}
 		label := clip(it.label, max(8, width*3/5))
+		label += strings.Repeat(" ", labelWidth-len([]rune(label)))
 		line := mark + label
 		if it.detail != "" {
 			line += "  " + th.faint.Render(clip(it.detail, max(1, width-len([]rune(label))-4)))
