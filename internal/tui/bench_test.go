@@ -145,3 +145,56 @@ func BenchmarkStream1000ChunksPerSecond(b *testing.B) {
 		b.ReportMetric(float64(r.perFrame().Microseconds()), "µs/frame")
 	}
 }
+
+// TestALongReplyRendersInSegmentsAsOneRenderWould: a reply rendered while it
+// streams, in segments, shows what rendering it whole at once shows.
+func TestALongReplyRendersInSegmentsAsOneRenderWould(t *testing.T) {
+	var text strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&text, "Paragraph %d has **bold** words and more words to wrap around the screen's edge.\n\n", i)
+		if i%10 == 0 {
+			fmt.Fprintf(&text, "```go\nfunc f%d() {\n\n\treturn\n}\n```\n\n", i)
+		}
+	}
+	full := text.String()
+	streamed := newUI(t, 80, 24)
+	for i := 0; i < len(full); i += 37 {
+		streamed.push(chunk("t1", full[i:min(len(full), i+37)]))
+		streamed.m.View()
+	}
+	whole := newUI(t, 80, 24)
+	b := &block{kind: blockAssistant, turnID: "t1"}
+	b.text.WriteString(full)
+	once := whole.m.rend.markdown(full, 80)
+	got := streamed.m.rend.render(streamed.m.tr.last(), 80)
+	strip := func(ls []string) string {
+		var out []string
+		for _, l := range ls {
+			if l = strings.TrimSpace(stripANSI(l)); l != "" {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if strip(got) != strip(once) {
+		t.Fatalf("segments differ from one render:\n--- segments\n%s\n--- whole\n%s", strip(got), strip(once))
+	}
+	if streamed.m.tr.last().segEnd == 0 {
+		t.Fatal("the long reply was not rendered in segments")
+	}
+}
+
+// BenchmarkStreamFrameOfALongReply is one frame of a 100 KB reply that streams.
+func BenchmarkStreamFrameOfALongReply(b *testing.B) {
+	u := longSession(b, 0)
+	para := strings.Repeat("word ", 18) + "\n\n"
+	for u.m.tr.last() == nil || u.m.tr.last().text.Len() < 100_000 {
+		u.push(chunk("t1", para))
+		u.m.View()
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		u.push(chunk("t1", "more "))
+		u.m.View()
+	}
+}

@@ -258,6 +258,9 @@ func (m *Model) setTheme(dark bool) {
 	m.rend = newRenderer(m.th)
 	m.rend.expanded = exp
 	m.input.SetStyles(inputStyles(dark))
+	for _, b := range m.tr.blocks {
+		b.segLines, b.segEnd, b.segWidth = nil, 0, 0
+	}
 	m.invalidate()
 }
 

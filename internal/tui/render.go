@@ -71,7 +71,7 @@ func (r *renderer) render(b *block, width int) []string {
 		}
 		return lines
 	case blockAssistant:
-		return r.markdown(b.text.String(), width)
+		return r.reply(b, width)
 	case blockThought:
 		text := strings.TrimSpace(b.text.String())
 		lines := wrap(text, max(1, width-2))
@@ -131,3 +131,57 @@ func argsSummary(raw jsontext.Value) string {
 
 // stripANSI removes escape sequences (for tests and blank-line checks).
 func stripANSI(s string) string { return ansi.Strip(s) }
+
+// segmentBytes is the length from which a reply is rendered in segments.
+const segmentBytes = 4096
+
+// reply renders a reply's markdown. A long one is rendered in segments cut at blank
+// lines outside code blocks; segments already rendered are kept, so each frame of a
+// streaming reply renders only the text after the last cut.
+func (r *renderer) reply(b *block, width int) []string {
+	text := b.text.String()
+	if len(text) < segmentBytes {
+		return r.markdown(text, width)
+	}
+	if b.segWidth != width {
+		b.segLines, b.segEnd, b.segWidth = nil, 0, width
+	}
+	if cut := stableCut(text, b.segEnd); cut > b.segEnd {
+		seg := r.markdown(text[b.segEnd:cut], width)
+		if len(b.segLines) > 0 && len(seg) > 0 {
+			b.segLines = append(b.segLines, "")
+		}
+		b.segLines = append(b.segLines, seg...)
+		b.segEnd = cut
+	}
+	out := append([]string(nil), b.segLines...)
+	if tail := text[b.segEnd:]; strings.TrimSpace(tail) != "" {
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, r.markdown(tail, width)...)
+	}
+	return out
+}
+
+// stableCut returns the end of the last blank line after from that is outside a
+// code fence (from itself when there is none), with the fences counted from from.
+func stableCut(text string, from int) int {
+	cut, fenced := from, false
+	pos := from
+	for pos < len(text) {
+		nl := strings.IndexByte(text[pos:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := strings.TrimSpace(text[pos : pos+nl])
+		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+			fenced = !fenced
+		}
+		pos += nl + 1
+		if line == "" && !fenced && pos-from > 1 {
+			cut = pos
+		}
+	}
+	return cut
+}

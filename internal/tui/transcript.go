@@ -29,6 +29,12 @@ type block struct {
 	lines []string
 	width int
 	dirty bool
+
+	// A long reply's markdown is rendered in segments that end at a blank line
+	// outside a code block: a streaming reply re-renders only its last segment.
+	segLines []string
+	segEnd   int // bytes of text rendered into segLines
+	segWidth int
 }
 
 func (b *block) touch() { b.dirty = true }
