@@ -154,6 +154,28 @@ func TestTUIUnderTmuxStreamsApprovesCancelsResumesAndSurvivesARestart(t *testing
 		t.Fatalf("the cancelled card:\n%s", screen)
 	}
 
+	// ask_user's question is a form with the choices as a list.
+	p.typeText(`/tool ask_user {"question":"Which colour?","choices":["red","green","blue"]}`)
+	p.keys("Enter")
+	p.waitFor("Which colour?")
+	p.waitFor("> red")
+	p.keys("Down")
+	p.waitFor("> green")
+	p.keys("Enter")
+	p.waitFor("ask_user -> green")
+
+	// /attach uploads a file; it goes with the next prompt.
+	file := filepath.Join(h, "notes.txt")
+	if err := os.WriteFile(file, []byte("some notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.typeText("/attach " + file)
+	p.keys("Enter")
+	p.waitFor("attached ")
+	p.typeText("read it")
+	p.keys("Enter")
+	p.waitFor("[Document: notes.txt]")
+
 	// /sessions lists both sessions and resumes the first.
 	p.typeText("/new")
 	p.keys("Enter")
@@ -246,4 +268,23 @@ func selectedRow(screen string) string {
 		}
 	}
 	return ""
+}
+
+func TestZeroclawWithoutATerminalPrintsHelpAndTUIRefuses(t *testing.T) {
+	h := home(t)
+	cmd := command(h)
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Usage:") || !strings.Contains(string(out), "tui") {
+		t.Fatalf("zeroclaw piped: %v\n%s", err, out)
+	}
+	cmd = command(h, "tui")
+	cmd.Stdin = strings.NewReader("")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs a terminal") {
+		t.Fatalf("zeroclaw tui piped: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(h, ".zeroclaw", "data", "daemon.sock")); err == nil {
+		t.Fatal("a daemon was started for nothing")
+	}
 }
