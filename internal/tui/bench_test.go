@@ -158,8 +158,8 @@ func TestALongReplyRendersInSegmentsAsOneRenderWould(t *testing.T) {
 	}
 	full := text.String()
 	streamed := newUI(t, 80, 24)
-	for i := 0; i < len(full); i += 37 {
-		streamed.push(chunk("t1", full[i:min(len(full), i+37)]))
+	for i := 0; i < len(full); i += 397 {
+		streamed.push(chunk("t1", full[i:min(len(full), i+397)]))
 		streamed.m.View()
 	}
 	whole := newUI(t, 80, 24)
