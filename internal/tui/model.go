@@ -329,7 +329,7 @@ func (m *Model) notice(text string, isErr bool) {
 	b := &block{kind: k}
 	b.text.WriteString(text)
 	m.tr.add(b)
-	m.tr.scroll = 0
+	m.tr.follow()
 }
 
 // tick keeps the spinner turning while something runs.

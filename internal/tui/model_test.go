@@ -333,3 +333,20 @@ func TestColoursFollowNoColorAndTheBackground(t *testing.T) {
 type lightGrey struct{}
 
 func (lightGrey) RGBA() (r, g, b, a uint32) { return 0xeeee, 0xeeee, 0xeeee, 0xffff }
+
+func TestScrolledUpTheTextStaysPutWhileTheReplyStreams(t *testing.T) {
+	u := newUI(t, 80, 24)
+	for i := range 30 {
+		u.push(chunk("t"+string(rune('a'+i%26))+string(rune('a'+i/26)), "answer "+string(rune('A'+i%26))))
+	}
+	u.press("pgup")
+	before := u.screen()
+	u.push(chunk("tz", "streaming "), chunk("tz", "more\n\nand a new paragraph\n\nand another"))
+	if u.screen() != before {
+		t.Fatalf("the scrolled-up window moved while the reply streamed:\n--- before\n%s--- after\n%s", before, u.screen())
+	}
+	for range 10 {
+		u.press("pgdown")
+	}
+	u.wantScreen("and another")
+}

@@ -213,7 +213,7 @@ func (m *Model) prompt(text string) tea.Cmd {
 	if m.conn == connRestarted {
 		m.conn = connConnected
 	}
-	m.tr.scroll = 0
+	m.tr.follow()
 	push := m.inbox.push
 	return tea.Batch(func() tea.Msg {
 		r, err := b.Prompt(context.Background(), sid, text, att, push)

@@ -46,7 +46,14 @@ type transcript struct {
 	blocks []*block
 	scroll int // lines scrolled up from the bottom; 0 follows the stream
 	atTop  bool
+	// While scrolled up, the window's top line is anchored (block index, line in
+	// it), so lines streaming in below do not move what is read.
+	anchored               bool
+	anchorBlock, anchorOff int
 }
+
+// follow goes back to the bottom, following the stream.
+func (t *transcript) follow() { t.scroll, t.anchored = 0, false }
 
 func (t *transcript) add(b *block) *block {
 	b.dirty = true
@@ -62,7 +69,8 @@ func (t *transcript) last() *block {
 }
 
 func (t *transcript) reset() {
-	t.blocks, t.scroll, t.atTop = nil, 0, false
+	t.blocks, t.atTop = nil, false
+	t.follow()
 }
 
 // renderFunc renders one block at a width.
@@ -75,38 +83,63 @@ func (t *transcript) window(width, height int, render renderFunc) []string {
 	if height <= 0 {
 		return nil
 	}
-	need := t.scroll + height
-	// Gather lines from the bottom up, newest block first.
-	var chunks [][]string
-	got := 0
-	i := len(t.blocks) - 1
-	for ; i >= 0 && got < need; i-- {
+	lineOf := func(i int) []string {
 		b := t.blocks[i]
 		if b.dirty || b.width != width || b.lines == nil {
 			b.lines, b.width, b.dirty = render(b, width), width, false
 		}
-		lines := b.lines
-		if i > 0 {
-			lines = append([]string{""}, lines...) // a blank line between blocks
-		}
-		chunks = append(chunks, lines)
-		got += len(lines)
+		return b.lines
 	}
+	sep := func(i int) int { // the blank line above every block but the first
+		if i > 0 {
+			return 1
+		}
+		return 0
+	}
+	if t.anchored && t.scroll > 0 && t.anchorBlock < len(t.blocks) {
+		// Lines from the anchor's top to the end, minus the window: the scroll.
+		below := len(lineOf(t.anchorBlock))
+		for i := len(t.blocks) - 1; i > t.anchorBlock; i-- {
+			below += len(lineOf(i)) + sep(i)
+		}
+		t.scroll = max(0, below-t.anchorOff-height)
+	}
+	need := t.scroll + height
+	// Gather blocks from the bottom up, newest first, until the window is covered.
+	got := 0
+	i := len(t.blocks) - 1
+	for ; i >= 0 && got < need; i-- {
+		got += len(lineOf(i)) + sep(i)
+	}
+	first := i + 1
 	t.atTop = i < 0 && got <= need
 	if t.atTop && t.scroll > 0 && got < need {
-		// Scrolled past the top: show the first page.
-		t.scroll = max(0, got-height)
+		t.scroll = max(0, got-height) // past the top: the first page
 	}
 	all := make([]string, 0, got)
-	for j := len(chunks) - 1; j >= 0; j-- {
-		all = append(all, chunks[j]...)
+	starts := make([]int, 0, len(t.blocks)-first) // index in all of each block's first line
+	for j := first; j < len(t.blocks); j++ {
+		if sep(j) == 1 {
+			all = append(all, "")
+		}
+		starts = append(starts, len(all))
+		all = append(all, t.blocks[j].lines...)
 	}
 	end := len(all) - t.scroll
 	start := max(0, end-height)
-	out := all[start:end]
+	if t.scroll > 0 {
+		// Anchor the top line: the last block starting at or above it.
+		k := 0
+		for k+1 < len(starts) && starts[k+1] <= start {
+			k++
+		}
+		t.anchored, t.anchorBlock, t.anchorOff = true, first+k, start-starts[k]
+	} else {
+		t.anchored = false
+	}
+	out := append([]string(nil), all[start:end]...)
 	if len(out) < height { // a short transcript sits at the top
-		pad := make([]string, height-len(out))
-		out = append(out, pad...)
+		out = append(out, make([]string, height-len(out))...)
 	}
 	for k, l := range out {
 		if ansi.StringWidth(l) > width {
@@ -121,6 +154,7 @@ func (t *transcript) scrollBy(n int) {
 	if n > 0 && t.atTop {
 		return
 	}
+	t.anchored = false // the next window anchors anew
 	t.scroll = max(0, t.scroll+n)
 	if n < 0 {
 		t.atTop = false

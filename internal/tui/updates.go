@@ -64,7 +64,7 @@ func (m *Model) apply(u client.Update) {
 	case client.UserMessage:
 		b := m.tr.add(&block{kind: blockUser, turnID: u.TurnID})
 		b.text.WriteString(u.Text)
-		m.tr.scroll = 0
+		m.tr.follow()
 		m.streaming = true
 		if m.title == "" { // the daemon's derived title (SPEC §18)
 			first, _, _ := strings.Cut(u.Text, "\n")
