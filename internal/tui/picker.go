@@ -30,6 +30,7 @@ type picker struct {
 
 type pickItem struct {
 	id, label, detail string
+	agent             string // sessions: the session's agent
 	current           bool
 }
 
@@ -59,7 +60,7 @@ func (m *Model) sessionsPicker() tea.Cmd {
 			if title == "" {
 				title = "(untitled) " + s.SessionID
 			}
-			p.items = append(p.items, pickItem{id: s.SessionID, label: title,
+			p.items = append(p.items, pickItem{id: s.SessionID, label: title, agent: s.AgentAlias,
 				detail: fmt.Sprintf("%s · %s · %s", s.AgentAlias, ago(s.LastActivity), s.State), current: s.SessionID == sid})
 		}
 		return func(m *Model) tea.Cmd { return m.openPicker(pickerMsg{p}) }, nil
@@ -164,7 +165,7 @@ func (p *picker) key(k tea.KeyPressMsg, m *Model) tea.Cmd {
 		it := p.items[p.cur]
 		switch p.kind {
 		case pickSessions:
-			return m.resume(it.id)
+			return m.resume(it.id, it.agent)
 		case pickModel:
 			return m.setSession("choosing the model (session/set)", "model", it.id)
 		case pickMode:
@@ -234,11 +235,13 @@ func (p *picker) view(th theme, width, height int) string {
 }
 
 // resume switches to a session: attached, its stored updates replayed.
-func (m *Model) resume(sid string) tea.Cmd {
+func (m *Model) resume(sid, agent string) tea.Cmd {
 	if sid == m.sid {
 		return nil
 	}
-	agent := m.agent
+	if agent == "" {
+		agent = m.agent
+	}
 	return m.call("resuming the session", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
 		s, err := b.NewSession(ctx, client.NewSessionParams{AgentAlias: agent, SessionID: sid, KeepSiblings: true})
 		if err != nil {
@@ -295,7 +298,7 @@ func (m *Model) forkSession(sid string) tea.Cmd {
 		}
 		return func(m *Model) tea.Cmd {
 			m.notice("forked into "+r.SessionID, false)
-			return m.resume(r.SessionID)
+			return m.resume(r.SessionID, "")
 		}, nil
 	})
 }
