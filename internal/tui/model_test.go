@@ -350,3 +350,63 @@ func TestScrolledUpTheTextStaysPutWhileTheReplyStreams(t *testing.T) {
 	}
 	u.wantScreen("and another")
 }
+
+func TestCompactNewAndUploadProgress(t *testing.T) {
+	u := newUI(t, 80, 24)
+	u.b.answers["session/compact"] = map[string]any{"sessionId": "s1", "compacted": true, "before": 900, "after": 300}
+	u.typeText("/compact keep the decisions")
+	u.press("enter")
+	u.wantCall(`session/compact {"instructions":"keep the decisions","operationId":"op_`)
+	u.pushRaw(`{"sessionId":"s1","seq":7,"type":"history_compacted","before":900,"after":300}`)
+	u.wantScreen("context compacted: 900 → 300 characters")
+
+	u.m.upload = &uploadState{name: "data.csv", bar: u.m.progressBar()}
+	u.send(uploadMsg{done: 1 << 20, total: 4 << 20})
+	u.wantScreen("uploading data.csv")
+	u.wantScreen("1048576/4194304 bytes")
+	u.send(uploadMsg{end: true, err: &client.Error{Code: client.CodeInvalidParams, Message: "file too large"}})
+	u.wantScreen("uploading data.csv: file too large")
+	if u.m.upload != nil || len(u.m.attached) != 0 {
+		t.Fatal("a failed upload stays")
+	}
+
+	u.typeText("/new")
+	u.press("enter")
+	u.wantCall(`session/new {"agentAlias":"default","keep_siblings":true}`)
+	if u.m.sid != "s-new" || strings.Contains(u.screen(), "context compacted") {
+		t.Fatalf("after /new, session %s:\n%s", u.m.sid, u.screen())
+	}
+	u.push(client.Update{SessionID: "s1", TurnID: "old", Type: client.AgentMessageChunk, Text: "from the old session"})
+	if strings.Contains(u.screen(), "from the old session") {
+		t.Fatal("an update of the session left behind is shown")
+	}
+}
+
+func TestElicitationFreeTextAnswer(t *testing.T) {
+	u := newUI(t, 80, 24)
+	reply := make(chan client.ElicitationResult, 1)
+	u.send(elicitMsg{e: client.Elicitation{Message: "Your name?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"answer":{"type":"string"}}}`)}, reply: reply})
+	u.wantScreen("Your name?")
+	u.typeText("Ada")
+	u.press("enter")
+	select {
+	case r := <-reply:
+		if r.Action != "accept" || r.Content["answer"] != "Ada" {
+			t.Fatalf("answer %+v", r)
+		}
+	default:
+		t.Fatalf("no answer:\n%s", u.screen())
+	}
+}
+
+func TestANewFileDiffAndAFailedTool(t *testing.T) {
+	u := newUI(t, 80, 24)
+	u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: "c1", Name: "write_file", RawInput: jsontext.Value(`{"path":"n.txt","content":"x"}`)})
+	u.pushRaw(`{"sessionId":"s1","turnId":"t1","seq":3,"type":"tool_result","toolCallId":"c1","name":"write_file","rawOutput":"wrote","isError":false,"diff":{"path":"/ws/n.txt","newText":"one\ntwo\n"}}`)
+	u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: "c2", Name: "read_file", RawInput: jsontext.Value(`{"path":"missing"}`)},
+		client.Update{TurnID: "t1", Type: client.ToolResult, ToolCallID: "c2", Name: "read_file", RawOutput: "no such file", IsError: true})
+	u.wantScreen("created /ws/n.txt")
+	u.wantScreen("+ one")
+	u.wantScreen("✗ read_file missing")
+	u.wantScreen("no such file")
+}
