@@ -43,7 +43,7 @@ func startTmux(t *testing.T, h string, width, height int, args ...string) *tmuxP
 			env = append(env, kv)
 		}
 	}
-	cmd := exec.Command("tmux", "-S", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "tui",
+	cmd := exec.Command("tmux", "-u", "-S", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "tui",
 		"-x", itoa(width), "-y", itoa(height), "sh "+shellQuote(script))
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -189,19 +189,20 @@ func TestTUIUnderTmuxStreamsApprovesCancelsResumesAndSurvivesARestart(t *testing
 	p.keys("Enter")
 	p.waitFor("Sessions —")
 	p.waitFor("second session")
-	for range 5 {
-		if strings.Contains(selectedRow(p.capture()), "hello there") {
-			break
-		}
-		before := selectedRow(p.capture())
-		p.keys("Down")
-		p.waitScreen("the selection to move", func(s string) bool {
-			return selectedRow(s) != before || strings.Contains(selectedRow(s), "hello there")
-		})
+	// Move the picker's cursor (▸) to the first session's row.
+	screen = p.capture()
+	row, cur := rowOf(screen, "hello there"), rowOf(screen, "▸")
+	if row < 0 || cur < 0 {
+		t.Fatalf("the picker lacks the first session or its cursor:\n%s", screen)
 	}
-	if !strings.Contains(selectedRow(p.capture()), "hello there") {
-		t.Fatalf("cannot select the first session:\n%s", p.capture())
+	key := "Down"
+	if row < cur {
+		key = "Up"
 	}
+	for range max(row-cur, cur-row) {
+		p.keys(key)
+	}
+	p.waitScreen("the first session selected", func(s string) bool { return strings.Contains(selectedRow(s), "hello there") })
 	p.keys("Enter")
 	p.waitFor("echo: hello there") // replayed
 	p.waitStatus("hello there")
@@ -258,6 +259,16 @@ func TestTUIUnderTmuxStreamsApprovesCancelsResumesAndSurvivesARestart(t *testing
 		}
 		time.Sleep(50 * time.Millisecond) // polling for the exit file, with a deadline
 	}
+}
+
+// rowOf is the index of the screen's first line containing s, -1 when none.
+func rowOf(screen, s string) int {
+	for i, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, s) {
+			return i
+		}
+	}
+	return -1
 }
 
 // selectedRow is the picker's row under the cursor (marked ▸).
