@@ -29,6 +29,9 @@ func newRenderer(th theme) *renderer { return &renderer{th: th, md: map[int]*gla
 func (r *renderer) markdown(s string, width int) []string {
 	tr := r.md[width]
 	if tr == nil {
+		if len(r.md) >= 8 { // a window resized many times: keep the renderers few
+			clear(r.md)
+		}
 		// NO_COLOR keeps the styles: the program's colour profile drops the
 		// colours and keeps bold, italic and the layout.
 		style := styles.DarkStyle

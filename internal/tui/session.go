@@ -75,7 +75,7 @@ func (m *Model) enterSession(s *client.Session) tea.Cmd {
 				if !errors.As(err, &e) || e.Reason() != "replay_truncated" {
 					return nil, err
 				}
-				if _, err := b.Attach(ctx, sid, b2seq(e), push); err != nil {
+				if _, err := b.Attach(ctx, sid, keptAfter(e), push); err != nil {
 					return nil, err
 				}
 			}
@@ -91,8 +91,8 @@ func (m *Model) enterSession(s *client.Session) tea.Cmd {
 	})
 }
 
-// b2seq is the afterSeq to replay what is still kept after a replay_truncated error.
-func b2seq(e *client.Error) uint64 {
+// keptAfter is the afterSeq to replay what is still kept after a replay_truncated error.
+func keptAfter(e *client.Error) uint64 {
 	var d struct {
 		OldestSeq uint64 `json:"oldestSeq"`
 	}
