@@ -50,7 +50,7 @@ func (f *elicitForm) view() string {
 func (f *elicitForm) update(msg tea.Msg, m *Model) tea.Cmd {
 	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "esc" {
 		f.finish(m, client.ElicitationResult{Action: "decline"})
-		return nil
+		return m.nextQuestion()
 	}
 	model, cmd := f.form.Update(msg)
 	if hf, ok := model.(*huh.Form); ok {
@@ -59,17 +59,17 @@ func (f *elicitForm) update(msg tea.Msg, m *Model) tea.Cmd {
 	switch f.form.State {
 	case huh.StateCompleted:
 		f.finish(m, client.ElicitationResult{Action: "accept", Content: map[string]any{"answer": f.answer}})
-		return nil
+		return m.nextQuestion()
 	case huh.StateAborted:
 		f.finish(m, client.ElicitationResult{Action: "cancel"})
-		return nil
+		return m.nextQuestion()
 	}
 	return cmd
 }
 
 func (f *elicitForm) abort(m *Model) tea.Cmd {
 	f.finish(m, client.ElicitationResult{Action: "cancel"})
-	return nil
+	return m.nextQuestion()
 }
 
 func (f *elicitForm) finish(m *Model, r client.ElicitationResult) {
@@ -84,6 +84,17 @@ func (f *elicitForm) finish(m *Model, r client.ElicitationResult) {
 	default:
 		m.notice("question "+r.Action+"d", false)
 	}
+}
+
+// nextQuestion opens the form of the next question waiting, if any.
+func (m *Model) nextQuestion() tea.Cmd {
+	if m.form != nil || len(m.questions) == 0 {
+		return nil
+	}
+	q := m.questions[0]
+	m.questions = m.questions[1:]
+	m.form = newElicitForm(q.e, q.reply, m.width, m.th)
+	return m.form.init()
 }
 
 // schemaChoices returns the enum of the "answer" property of an elicitation schema.

@@ -72,6 +72,7 @@ type Model struct {
 	approvals []client.Update // approval requests waiting, the first one shown
 	picker    *picker
 	form      *elicitForm
+	questions []elicitMsg // questions waiting for the form
 	quitting  bool
 	after     func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; model tests stop the clock
 }
@@ -219,6 +220,10 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		m.notice(msg.text, msg.isErr)
 		return nil
 	case elicitMsg:
+		if m.form != nil { // one question at a time; the next waits its turn
+			m.questions = append(m.questions, msg)
+			return nil
+		}
 		m.form = newElicitForm(msg.e, msg.reply, m.width, m.th)
 		return m.form.init()
 	case uploadMsg:

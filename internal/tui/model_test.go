@@ -262,10 +262,18 @@ func TestElicitationFormWithChoices(t *testing.T) {
 	default:
 		t.Fatalf("no answer after enter:\n%s", u.screen())
 	}
+	second := make(chan client.ElicitationResult, 1)
 	u.send(elicitMsg{e: client.Elicitation{Message: "Name?", RequestedSchema: jsontext.Value(`{}`)}, reply: reply})
+	u.send(elicitMsg{e: client.Elicitation{Message: "Second question?", RequestedSchema: jsontext.Value(`{}`)}, reply: second})
+	u.wantScreen("Name?")
 	u.press("esc")
 	if r := <-reply; r.Action != "decline" {
 		t.Fatalf("esc: %+v", r)
+	}
+	u.wantScreen("Second question?") // it waited for the first
+	u.press("ctrl+c")
+	if r := <-second; r.Action != "cancel" {
+		t.Fatalf("ctrl+c: %+v", r)
 	}
 }
 
