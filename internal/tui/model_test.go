@@ -176,6 +176,10 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.typeText("/sessions")
 	u.press("enter")
 	u.golden("sessions_picker")
+	u.press("d") // the open session is not deleted
+	if u.m.picker.confirm {
+		t.Fatal("offered to delete the open session")
+	}
 	u.press("down")
 	u.press("r")
 	u.typeText("renamed")

@@ -177,6 +177,10 @@ func (p *picker) key(k tea.KeyPressMsg, m *Model) tea.Cmd {
 		}
 	case "d":
 		if p.kind == pickSessions && len(p.items) > 0 {
+			if p.items[p.cur].id == m.sid {
+				m.notice("this is the open session: /new or resume another before deleting it", true)
+				return nil
+			}
 			p.confirm = true
 		}
 	case "f":

@@ -127,7 +127,7 @@ func (t *transcript) window(width, height int, render renderFunc) []string {
 	}
 	end := len(all) - t.scroll
 	start := max(0, end-height)
-	if t.scroll > 0 {
+	if t.scroll > 0 && len(starts) > 0 {
 		// Anchor the top line: the last block starting at or above it.
 		k := 0
 		for k+1 < len(starts) && starts[k+1] <= start {
