@@ -422,3 +422,15 @@ func TestANewFileDiffAndAFailedTool(t *testing.T) {
 	u.wantScreen("✗ read_file missing")
 	u.wantScreen("no such file")
 }
+
+func TestHistoryFileKeepsMultiLineInputs(t *testing.T) {
+	path := t.TempDir() + "/history"
+	saveHistory(path, []string{"one", "two\nlines", "three"})
+	got := loadHistory(path)
+	if strings.Join(got, "|") != "one|two\nlines|three" {
+		t.Fatalf("history read back as %q", got)
+	}
+	if loadHistory(t.TempDir()+"/none") != nil {
+		t.Fatal("a missing file gave a history")
+	}
+}
