@@ -425,9 +425,9 @@ func TestANewFileDiffAndAFailedTool(t *testing.T) {
 
 func TestHistoryFileKeepsMultiLineInputs(t *testing.T) {
 	path := t.TempDir() + "/history"
-	saveHistory(path, []string{"one", "two\nlines", "three"})
+	saveHistory(path, []string{"one", "two\nlines", `a \n typed`, "three"})
 	got := loadHistory(path)
-	if strings.Join(got, "|") != "one|two\nlines|three" {
+	if strings.Join(got, "|") != "one|two\nlines|a \\n typed|three" {
 		t.Fatalf("history read back as %q", got)
 	}
 	if loadHistory(t.TempDir()+"/none") != nil {

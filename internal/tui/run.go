@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -102,8 +103,8 @@ func loadHistory(path string) []string {
 	}
 	var h []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if l != "" {
-			h = append(h, strings.ReplaceAll(l, "\\n", "\n"))
+		if s, err := strconv.Unquote(l); err == nil && s != "" {
+			h = append(h, s)
 		}
 	}
 	return h
@@ -116,7 +117,7 @@ func saveHistory(path string, h []string) {
 	h = h[max(0, len(h)-historyKeep):]
 	var b strings.Builder
 	for _, l := range h {
-		b.WriteString(strings.ReplaceAll(l, "\n", "\\n") + "\n")
+		b.WriteString(strconv.Quote(l) + "\n") // one line per input, multi-line ones too
 	}
 	os.WriteFile(path, []byte(b.String()), 0o600)
 }
