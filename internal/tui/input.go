@@ -96,6 +96,10 @@ func (m *Model) submit() tea.Cmd {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
+	if m.b == nil && !strings.HasPrefix(strings.TrimSpace(text), "/quit") && !strings.HasPrefix(strings.TrimSpace(text), "/help") {
+		m.hint = "not connected to the daemon yet; what you typed stays here"
+		return nil
+	}
 	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
 		m.history = append(m.history, text)
 	}

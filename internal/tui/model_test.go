@@ -2,8 +2,10 @@ package tui
 
 import (
 	"encoding/json/jsontext"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -433,4 +435,20 @@ func TestHistoryFileKeepsMultiLineInputs(t *testing.T) {
 	if loadHistory(t.TempDir()+"/none") != nil {
 		t.Fatal("a missing file gave a history")
 	}
+}
+
+func TestTypingBeforeTheConnectionKeepsTheText(t *testing.T) {
+	m := New(Options{NoColor: true})
+	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	u := &ui{t: t, m: m, b: newFake()}
+	u.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	u.wantScreen("○ connecting…")
+	u.typeText("early")
+	u.press("enter")
+	if m.input.Value() != "early" || !strings.Contains(m.hint, "not connected") {
+		t.Fatalf("input %q, hint %q", m.input.Value(), m.hint)
+	}
+	u.send(connectedMsg{err: errors.New("dial unix /x: connection refused")})
+	u.wantScreen("could not connect: dial unix /x: connection refused")
+	u.wantScreen("● disconnected")
 }
