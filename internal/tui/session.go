@@ -260,8 +260,17 @@ func (m *Model) cancel() tea.Cmd {
 	sid := m.sid
 	m.notice("cancelling… (Ctrl-C again quits)", false)
 	return m.call("cancelling", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
-		_, err := b.Cancel(ctx, sid)
-		return nil, err
+		cancelled, err := b.Cancel(ctx, sid)
+		if err != nil || cancelled {
+			return nil, err
+		}
+		return func(m *Model) tea.Cmd {
+			if m.sid == sid && m.running == 0 {
+				m.streaming = false // the turn seen starting (another client's) is over
+				m.notice("no turn is running", false)
+			}
+			return nil
+		}, nil
 	})
 }
 
