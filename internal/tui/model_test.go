@@ -452,3 +452,16 @@ func TestTypingBeforeTheConnectionKeepsTheText(t *testing.T) {
 	u.wantScreen("could not connect: dial unix /x: connection refused")
 	u.wantScreen("● disconnected")
 }
+
+func TestArgumentSummaryPutsThePathFirst(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"content":"x","path":"a.txt"}`:   "path=a.txt content=x",
+		`{"command":"ls -l"}`:              "ls -l",
+		`{"timeout_secs":5,"command":"a"}`: "command=a timeout_secs=5",
+		`not json`:                         "not json",
+	} {
+		if got := argsSummary(jsontext.Value(raw)); got != want {
+			t.Errorf("argsSummary(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}

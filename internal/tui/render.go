@@ -112,7 +112,21 @@ func argsSummary(raw jsontext.Value) string {
 	for k := range obj {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	// What a call is about comes first: its path, command, pattern or question.
+	rank := func(k string) int {
+		for i, first := range []string{"path", "command", "pattern", "question"} {
+			if k == first {
+				return i
+			}
+		}
+		return 9
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
 	var parts []string
 	for _, k := range keys {
 		var v string
