@@ -22,6 +22,8 @@ import (
 type Server struct {
 	*fakemodel.Script[Answer]
 	srv *httptest.Server
+
+	models modelList // GET /v1/models (models.go)
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -77,6 +79,9 @@ func (f *Server) URL() string { return f.srv.URL + "/v1" }
 
 // ServeHTTP answers one chat completion request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveModels(w, r) {
+		return
+	}
 	_, a, refuse := f.Take(r)
 	if refuse {
 		a = Answer{Status: http.StatusBadRequest, Message: NotAlternating}

@@ -8,7 +8,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 
-func TestControlsAndUsageTotalsAreStoredAndSurviveReopen(t *testing.T) {
+func TestControlsAndUsageTotalsAreStored(t *testing.T) {
 	s := open(t)
 	create(t, s, "s1")
 	if err := s.SetControls(ctx, "s1", Controls{Mode: "full", Model: "m2", Title: "my work"}); err != nil {
