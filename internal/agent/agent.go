@@ -55,6 +55,12 @@ type Turn struct {
 	// CallID, when set, renames each tool call the model makes before anything sees
 	// it: providers' ids are unique only within one model call or turn.
 	CallID func(providerID string) string
+	// Controls, when set, is asked before every model call for the model and the
+	// autonomy to use from that call on (session/set applies from the next model
+	// call, SPEC §22); else Model and Autonomy hold for the whole turn.
+	Controls func() (model, autonomy string)
+	// Used, when set, is told each model call's usage as the call ends.
+	Used func(u provider.Usage)
 }
 
 // Outcome is how a turn ended.
@@ -92,6 +98,9 @@ func Run(ctx context.Context, t Turn) Outcome {
 		if step == t.MaxSteps {
 			return out(MaxSteps)
 		}
+		if t.Controls != nil {
+			t.Model, t.Autonomy = t.Controls()
+		}
 		separate := said.Len() > 0
 		res, err := t.Provider.Stream(ctx, provider.Request{
 			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
@@ -108,6 +117,11 @@ func Run(ctx context.Context, t Turn) Outcome {
 		})
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
+		usage.CachedInputTokens += res.Usage.CachedInputTokens
+		usage.ContextTokens = res.Usage.Context() // the last call's: the context as it now is
+		if t.Used != nil && err == nil {
+			t.Used(res.Usage)
+		}
 		if ctx.Err() != nil {
 			return out(Cancelled)
 		}

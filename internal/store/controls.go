@@ -45,17 +45,16 @@ func (s *Store) SetControls(ctx context.Context, id string, c Controls) error {
 	})
 }
 
-// AddUsage adds a turn's tokens to the session's totals. ErrNotFound when there is
-// no such session.
-func (s *Store) AddUsage(ctx context.Context, id string, t Totals) error {
-	return s.write(ctx, OpUsage, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-			t.InputTokens, t.OutputTokens, id)
-		if err != nil {
-			return fmt.Errorf("store: adding usage to %s: %w", id, err)
-		}
-		return mustAffect(res, id)
-	})
+// addUsage adds t to the session's usage totals inside tx.
+func addUsage(ctx context.Context, tx *sql.Tx, id string, t Totals) error {
+	if t == (Totals{}) {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
+		t.InputTokens, t.OutputTokens, id); err != nil {
+		return fmt.Errorf("store: adding usage to %s: %w", id, err)
+	}
+	return nil
 }
 
 // Compaction is the outcome of a session/compact: the retained context's size in
@@ -67,13 +66,16 @@ type Compaction struct {
 	Before      int
 	After       int
 	Snapshot    []provider.Message
-	Boundary    int64 // the last checkpoint the snapshot covers (as Trim's)
+	Cancelled   bool   // session/cancel stopped the summary: nothing was replaced
+	Usage       Totals // the summary's model call, added to the session's totals
 }
 
 // Compact records a compaction in one transaction: a turn row of its own (complete,
 // with no checkpoints and no transcript rows), its operation id with the outcome
-// when it has one, and, when it compacted, the new snapshot as Trim stores it. The
-// visible transcript is untouched. ErrNotFound when there is no such session.
+// when it has one, the summary's usage, and, when it compacted, the new snapshot as
+// Trim stores it, covering every checkpoint of the session (call it holding the
+// session's turn slot, so that none is being written). The visible transcript is
+// untouched. ErrNotFound when there is no such session.
 func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) error {
 	var enc []byte
 	if c.Snapshot != nil {
@@ -98,16 +100,29 @@ func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) err
 			if err := s.insertOperation(ctx, tx, sessionID, c.OperationID, c.TurnID); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE operations SET stop_reason = 'compacted', text = '',
-				input_tokens = 0, output_tokens = 0, compact_before = ?, compact_after = ?
-				WHERE session_id = ? AND operation_id = ?`, c.Before, c.After, sessionID, c.OperationID); err != nil {
+			stop := "compacted"
+			if c.Cancelled {
+				stop = "cancelled"
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE operations SET stop_reason = ?, text = '',
+				input_tokens = ?, output_tokens = ?, compact_before = ?, compact_after = ?
+				WHERE session_id = ? AND operation_id = ?`, stop, c.Usage.InputTokens, c.Usage.OutputTokens,
+				c.Before, c.After, sessionID, c.OperationID); err != nil {
 				return fmt.Errorf("store: compacting %s: recording the operation: %w", sessionID, err)
 			}
 		}
-		if enc != nil {
-			return s.trimTx(ctx, tx, sessionID, enc, c.Boundary)
+		if err := addUsage(ctx, tx, sessionID, c.Usage); err != nil {
+			return err
 		}
-		return nil
+		if enc == nil {
+			return nil
+		}
+		var boundary int64
+		if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT max(id) FROM checkpoints WHERE session_id = ?1), 0),
+			coalesce((SELECT boundary FROM snapshots WHERE session_id = ?1), 0))`, sessionID).Scan(&boundary); err != nil {
+			return fmt.Errorf("store: compacting %s: %w", sessionID, err)
+		}
+		return s.trimTx(ctx, tx, sessionID, enc, boundary)
 	})
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -14,8 +15,12 @@ func TestControlsAndUsageTotalsAreStored(t *testing.T) {
 	if err := s.SetControls(ctx, "s1", Controls{Mode: "full", Model: "m2", Title: "my work"}); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if err := s.AddUsage(ctx, "s1", Totals{InputTokens: 3, OutputTokens: 5}); err != nil {
+	for i := range 2 {
+		turnID := fmt.Sprintf("t%d", i)
+		if _, err := s.BeginTurn(ctx, "s1", turnID, user("q")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EndTurnWith(ctx, "s1", turnID, TurnResult{StopReason: "end_turn", InputTokens: 3, OutputTokens: 5}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,15 +42,14 @@ func TestControlsAndUsageTotalsAreStored(t *testing.T) {
 		t.Errorf("cleared controls = %+v", got.Controls)
 	}
 	mustNotExist(t, s.SetControls(ctx, "nope", Controls{Mode: "full"}))
-	mustNotExist(t, s.AddUsage(ctx, "nope", Totals{1, 1}))
 }
 
 func TestCompactReplacesTheContextKeepsTheTranscriptAndRecordsTheOperation(t *testing.T) {
 	s := open(t)
 	create(t, s, "s1")
-	ids := turn(t, s, "s1", "t1", user("a long question"), assistant("a long answer"))
+	turn(t, s, "s1", "t1", user("a long question"), assistant("a long answer"))
 	err := s.Compact(ctx, "s1", Compaction{TurnID: "c1", OperationID: "op1", Before: 100, After: 10,
-		Snapshot: []provider.Message{user("summary")}, Boundary: ids[len(ids)-1]})
+		Snapshot: []provider.Message{user("summary")}, Usage: Totals{7, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +62,12 @@ func TestCompactReplacesTheContextKeepsTheTranscriptAndRecordsTheOperation(t *te
 		t.Errorf("transcript after compaction: %d rows (total %d), %v", len(rows), total, err)
 	}
 	op, err := s.Operation(ctx, "s1", "op1")
-	if err != nil || op.Compaction == nil || *op.Compaction != [2]int{100, 10} || op.TurnID != "c1" {
+	if err != nil || op.Compaction == nil || *op.Compaction != [2]int{100, 10} || op.TurnID != "c1" ||
+		op.Result == nil || op.Result.StopReason != "compacted" {
 		t.Errorf("Operation(op1) = %+v, %v", op, err)
+	}
+	if row, _ := s.Session(ctx, "s1"); row.Totals != (Totals{7, 2}) || row.MessageCount != 2 {
+		t.Errorf("after compaction: totals %+v, %d transcript rows", row.Totals, row.MessageCount)
 	}
 	// Not smaller: the context stays, the outcome is still recorded.
 	if err := s.Compact(ctx, "s1", Compaction{TurnID: "c2", OperationID: "op2", Before: 7, After: 9}); err != nil {
@@ -86,9 +94,6 @@ func TestForkCopiesTranscriptControlsAndContext(t *testing.T) {
 	create(t, s, "src")
 	turn(t, s, "src", "t1", user("q1"), assistant("a1"))
 	if err := s.SetControls(ctx, "src", Controls{Mode: "readonly"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddUsage(ctx, "src", Totals{4, 4}); err != nil {
 		t.Fatal(err)
 	}
 	ctxMsgs, err := s.Context(ctx, "src")

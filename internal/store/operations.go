@@ -65,7 +65,8 @@ func (s *Store) insertOperation(ctx context.Context, tx *sql.Tx, sessionID, oper
 }
 
 // EndTurnWith is EndTurn that also records r as the answer of the operation id
-// that started the turn, if one did, in the same transaction.
+// that started the turn, if one did, and adds r's tokens to the session's usage
+// totals (SPEC §22), in the same transaction.
 func (s *Store) EndTurnWith(ctx context.Context, sessionID, turnID string, r TurnResult) error {
 	return s.endTurn(ctx, sessionID, turnID, &r)
 }
