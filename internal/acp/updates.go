@@ -12,8 +12,9 @@ import (
 
 // forward hands one native update to the editor as ACP (SPEC §17): text chunks as
 // chunks, tool calls and results as tool_call and tool_call_update, approval
-// requests as session/request_permission. history_trimmed, lagged and
-// request_resolved are handled here and not forwarded; d is the connection the
+// requests as session/request_permission, session_info and usage as the updates of
+// controls.go. history_trimmed, history_compacted, lagged and request_resolved are
+// handled here and not forwarded; d is the connection the
 // update came on. It runs on the client's update goroutine, in the daemon's order.
 func (b *Bridge) forward(d *client.Client, u client.Update) {
 	sid := u.SessionID
@@ -69,6 +70,12 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.HistoryTrimmed:
 		b.log.Info("the daemon trimmed a session's model context", "session", sid,
 			"droppedMessages", u.Dropped, "keptMessages", u.Kept)
+	case client.SessionInfoUpdate:
+		b.controlsChanged(sid, u)
+	case client.UsageUpdate:
+		b.usage(sid, u)
+	case client.HistoryCompacted:
+		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After)
 	default:
 		b.log.Debug("ignored an update of an unknown type", "type", u.Type)
 	}
