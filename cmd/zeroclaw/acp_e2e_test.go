@@ -148,11 +148,11 @@ func (e *editor) take() []map[string]any {
 }
 
 // turnOnly drops the updates that come around a turn's own stream: the usage after
-// each model call and the commands a session offers once it is opened.
+// each model call, and the commands and the mode a session tells once it is opened.
 func turnOnly(us []map[string]any) []map[string]any {
 	var out []map[string]any
 	for _, u := range us {
-		if k := u["sessionUpdate"]; k != "usage_update" && k != "available_commands_update" {
+		if k := u["sessionUpdate"]; k != "usage_update" && k != "available_commands_update" && k != "current_mode_update" {
 			out = append(out, u)
 		}
 	}

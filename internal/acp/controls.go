@@ -100,13 +100,17 @@ func (a controlsAnswer) Queued() {
 }
 
 // opened reads the controls of a session the editor just opened and answers with
-// them; the available commands follow the answer.
+// them. The available commands and the current mode follow the answer: clients such
+// as acpx keep the mode they show only from current_mode_update.
 func (b *Bridge) opened(ctx context.Context, d *client.Client, sid string, withID bool) (controlsAnswer, error) {
 	c, err := b.readControls(ctx, d, sid)
 	if err != nil {
 		return controlsAnswer{}, err
 	}
-	a := controlsAnswer{Modes: c.modeState(), ConfigOptions: c.configOptions(), then: func() { b.offerCommands(sid) }}
+	a := controlsAnswer{Modes: c.modeState(), ConfigOptions: c.configOptions(), then: func() {
+		b.offerCommands(sid)
+		b.notify(sid, map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": c.mode})
+	}}
 	if withID {
 		a.SessionID = sid
 	}
@@ -144,33 +148,25 @@ func (b *Bridge) offerCommands(sid string) {
 	b.notify(sid, map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": []any{compactCommand}})
 }
 
-// change sets what the editor asked for on the daemon. The bridge records the
-// expected controls first, so that the session_info the change sends is not echoed
-// back to the editor that made it; a failed change restores them.
+// change sets what the editor asked for on the daemon and returns the controls
+// then. What the bridge knows of them is updated by the session_info update the
+// change sends (controlsChanged), which tells the editor too: clients such as acpx
+// learn the current mode only from current_mode_update, also after their own
+// session/set_mode.
 func (b *Bridge) change(ctx context.Context, sid string, s client.SessionSettings) (controls, error) {
 	d, err := b.session(ctx, sid)
 	if err != nil {
 		return controls{}, err
 	}
-	b.mu.Lock()
-	st := b.state(sid)
-	prev := st.ctl
-	if s.Mode != "" {
-		st.ctl.mode = s.Mode
-	}
-	if s.Model != "" {
-		st.ctl.model = s.Model
-	}
-	b.mu.Unlock()
 	r, err := d.SetSession(ctx, sid, s)
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if err != nil {
-		st.ctl = prev
 		return controls{}, err
 	}
-	st.ctl.known, st.ctl.mode, st.ctl.model, st.ctl.title = true, r.Mode, r.Model, r.Title
-	return st.ctl, nil
+	b.mu.Lock()
+	c := b.state(sid).ctl
+	b.mu.Unlock()
+	c.known, c.mode, c.model, c.title = true, r.Mode, r.Model, r.Title
+	return c, nil
 }
 
 func (b *Bridge) setMode(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
@@ -224,7 +220,7 @@ func (b *Bridge) setConfigOption(ctx context.Context, _ *request, params jsontex
 }
 
 // controlsChanged forwards a session_info update: the mode, model or title changed,
-// by another client or through this one.
+// by another client or by this editor's own session/set_mode or set_config_option.
 func (b *Bridge) controlsChanged(sid string, u client.Update) {
 	b.mu.Lock()
 	st := b.state(sid)

@@ -198,8 +198,8 @@ function editorApp() {
 }
 const take = () => updates.splice(0);
 const kinds = (us) => us.map((u) => u.update.sessionUpdate);
-// The kinds of a turn's own stream: without the usage and command notices around it.
-const turnKinds = (us) => kinds(us).filter((k) => k !== "usage_update" && k !== "available_commands_update");
+// The kinds of a turn's own stream: without the usage, command and mode notices around it.
+const turnKinds = (us) => kinds(us).filter((k) => !["usage_update", "available_commands_update", "current_mode_update"].includes(k));
 // until waits for an update of the session of kind k and returns it.
 const until = async (session, k) => {
   for (let i = 0; i < 3000; i++) {
@@ -307,6 +307,8 @@ let sid;
     // Modes and models from the editor, and changes made by another client.
     take();
     await agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "readonly" });
+    // The editor's own change is confirmed too: acpx shows the mode current_mode_update names.
+    assert.equal((await until(sid, "current_mode_update")).currentModeId, "readonly");
     const setModel = await agent.request(acp.methods.agent.session.setConfigOption, { sessionId: sid, configId: "model", value: "echo-large" });
     assert.equal(option(setModel.configOptions, "model").currentValue, "echo-large");
     assert.equal(option(setModel.configOptions, "mode").currentValue, "readonly");
