@@ -42,6 +42,13 @@ func TestSessionSetAppliesFromTheNextModelCallAndTellsEveryAttachedClient(t *tes
 		}
 	}
 
+	// It is kept for replay: a client attaching later with afterSeq gets it.
+	late := h.peer(t, "")
+	late.must("session/attach", fmt.Sprintf(`{"sessionId":%q,"afterSeq":0}`, sid))
+	if u := late.updateOf("session_info"); u["model"] != "m2" {
+		t.Errorf("the replayed session_info = %v", u)
+	}
+
 	r := p.must("session/prompt", prompt(sid, "hello"))
 	if got := fake.Request(t, 0)["model"]; got != "m2" {
 		t.Errorf("the model call asked for %v, want m2", got)

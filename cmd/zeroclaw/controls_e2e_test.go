@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+)
+
+// TestSessionControlsSurviveKill9: what session/set chose, the usage totals and a
+// compaction are durable: after SIGKILL and a restart the session has its mode,
+// model and title, session/list its title and totals, and the model is sent the
+// compacted context with the chosen model.
+func TestSessionControlsSurviveKill9(t *testing.T) {
+	long := "a long answer with many details to keep in mind, repeated to take room. "
+	fake := fakeopenai.New(t, fakeopenai.Answer{Text: []string{long, long, long}},
+		fakeopenai.Answer{Text: []string{"the summary"}}, fakeopenai.Answer{Text: []string{"after"}}).SetModels(0, "m", "m-big")
+	h := home(t)
+	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
+	conf := fmt.Sprintf("[providers.fake]\nkind = \"openai\"\nbase_url = %q\nmodel = \"m\"\n\n"+
+		"[agents.default]\nprovider = \"fake\"\n", fake.URL())
+	os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte(conf), 0o600)
+
+	d := startDaemon(t, h, nil)
+	c := dial(t, d.socket)
+	c.initialize()
+	c.must("session/new", `{"agentAlias":"default","sessionId":"ctl-e2e"}`)
+	c.must("session/set", `{"sessionId":"ctl-e2e","mode":"readonly","model":"m-big","title":"Survives"}`)
+	c.must("session/prompt", `{"sessionId":"ctl-e2e","prompt":"tell me"}`)
+	r := c.must("session/compact", `{"sessionId":"ctl-e2e"}`)
+	if r["compacted"] != true {
+		t.Fatalf("session/compact = %v", r)
+	}
+	kill9(t, d)
+
+	d2 := startDaemon(t, h, nil)
+	c2 := dial(t, d2.socket)
+	c2.initialize()
+	list := c2.must("session/list", `{}`)["sessions"].([]any)
+	e := list[0].(map[string]any)
+	if e["title"] != "Survives" || fmt.Sprint(e["usage"]) != "map[inputTokens:6 outputTokens:4]" {
+		t.Errorf("after kill -9 the list entry is %v (want the set title; 3+2 tokens per model call, two calls)", e)
+	}
+	got := c2.must("session/set", `{"sessionId":"ctl-e2e"}`)
+	if got["mode"] != "readonly" || got["model"] != "m-big" || got["title"] != "Survives" {
+		t.Errorf("after kill -9 the controls are %v", got)
+	}
+	c2.must("session/prompt", `{"sessionId":"ctl-e2e","prompt":"go on"}`)
+	req := fake.Request(t, 2)
+	if req["model"] != "m-big" {
+		t.Errorf("after kill -9 the model call asked for %v", req["model"])
+	}
+	if got := roleContents(req); got != "user:Summarise our conversation so far. | assistant:the summary | user:go on" {
+		t.Errorf("after kill -9 the model got %s", got)
+	}
+}
