@@ -164,7 +164,8 @@ func TestModelsListSources(t *testing.T) {
 	conf.Providers["listing"] = config.Provider{Kind: "openai", BaseURL: listing.URL(), Model: "a"}
 	conf.Providers["failing"] = config.Provider{Kind: "openai", BaseURL: failing.URL(), Model: "solo"}
 	conf.Providers["listed"] = config.Provider{Kind: "openai", BaseURL: failing.URL(), Model: "x", Models: []string{"x", "y"}}
-	for _, name := range []string{"listing", "failing", "listed"} {
+	conf.Providers["lacking"] = config.Provider{Kind: "openai", BaseURL: listing.URL(), Model: "own"}
+	for _, name := range []string{"listing", "failing", "listed", "lacking"} {
 		conf.Agents[name] = config.Agent{Provider: name}
 	}
 	h := startServerWith(t, Config{}, conf, session.Options{})
@@ -174,6 +175,8 @@ func TestModelsListSources(t *testing.T) {
 		"listing": "provider: [map[current:true id:a] map[current:false id:b]]",
 		"failing": "default: [map[current:true id:solo]]",
 		"listed":  "config: [map[current:true id:x] map[current:false id:y]]",
+		// The provider's list lacks the agent's own model: it is added, first.
+		"lacking": "provider: [map[current:true id:own] map[current:false id:a] map[current:false id:b]]",
 	} {
 		r := p.must("models/list", fmt.Sprintf(`{"agentAlias":%q}`, alias))
 		if got := fmt.Sprintf("%v: %v", r["source"], r["models"]); got != want {
@@ -181,8 +184,8 @@ func TestModelsListSources(t *testing.T) {
 		}
 	}
 	p.must("models/list", `{"agentAlias":"listing"}`)
-	if n := listing.ModelListings(); n != 1 {
-		t.Errorf("the provider was asked %d times in two listings, want once (cached)", n)
+	if n := listing.ModelListings(); n != 2 { // one per provider entry ("listing", "lacking")
+		t.Errorf("the provider was asked %d times, want once per provider entry (cached)", n)
 	}
 	if n := failing.ModelListings(); n != 1 {
 		t.Errorf("the failing provider was asked %d times, want once (its failure is remembered)", n)

@@ -198,20 +198,24 @@ type cachedModels struct {
 
 // Models are the models a's sessions may choose and where the list came from:
 // providers.<name>.models when set, else the provider's own list when it answers
-// (cached ModelsCacheTTL), else the agent's model.
+// (cached ModelsCacheTTL), else the agent's model. The agent's own model is always
+// among them (first when a list lacked it), so a session can go back to it.
 func (m *Manager) Models(ctx context.Context, a *Agent) ([]string, string) {
+	withOwn := func(models []string) []string {
+		if a.Model != "" && !slices.Contains(models, a.Model) {
+			models = append([]string{a.Model}, models...)
+		}
+		return models
+	}
 	if len(a.Models) > 0 {
-		return slices.Clone(a.Models), SourceConfig
+		return withOwn(slices.Clone(a.Models)), SourceConfig
 	}
 	if l, ok := a.Provider.(provider.Lister); ok {
 		if models := m.providerModels(ctx, a, l); len(models) > 0 {
-			return models, SourceProvider
+			return withOwn(models), SourceProvider
 		}
 	}
-	if a.Model == "" {
-		return []string{}, SourceDefault
-	}
-	return []string{a.Model}, SourceDefault
+	return withOwn([]string{}), SourceDefault
 }
 
 func (m *Manager) providerModels(ctx context.Context, a *Agent, l provider.Lister) []string {
@@ -239,6 +243,11 @@ func (m *Manager) providerModels(ctx context.Context, a *Agent, l provider.Liste
 		e = cachedModels{until: now().Add(modelsFailTTL)}
 	}
 	c.mu.Lock()
+	for p, old := range c.by { // providers of an earlier configuration go once expired
+		if !now().Before(old.until) {
+			delete(c.by, p)
+		}
+	}
 	c.by[a.Provider] = e
 	c.mu.Unlock()
 	return slices.Clone(e.models)
