@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
@@ -54,5 +55,32 @@ func TestSessionControlsSurviveKill9(t *testing.T) {
 	}
 	if got := roleContents(req); got != "user:Summarise our conversation so far. | assistant:the summary | user:go on" {
 		t.Errorf("after kill -9 the model got %s", got)
+	}
+}
+
+// TestRPCCommandServesTheSessionControls: `zeroclaw rpc` calls the new methods by
+// name, results on stdout, errors (with their data) on stderr.
+func TestRPCCommandServesTheSessionControls(t *testing.T) {
+	h := home(t)
+	startDaemon(t, h, nil)
+	out, _, err := run(t, command(h, "rpc", "session/new", `{"agentAlias":"default","sessionId":"rpc-ctl"}`))
+	if err != nil {
+		t.Fatalf("session/new: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ method, params, want string }{
+		{"models/list", `{"agentAlias":"default"}`, `"source": "default"`},
+		{"session/set", `{"sessionId":"rpc-ctl","mode":"readonly","title":"From the CLI"}`, `"title": "From the CLI"`},
+		{"session/prompt", `{"sessionId":"rpc-ctl","prompt":"one two three four five six seven eight"}`, `"inputTokens": 8`},
+		{"session/compact", `{"sessionId":"rpc-ctl","instructions":"short"}`, `"compacted": `},
+		{"session/fork", `{"sessionId":"rpc-ctl"}`, `"sessionId": "`},
+	} {
+		out, errOut, err := run(t, command(h, "rpc", c.method, c.params))
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Errorf("rpc %s: %v\n%s%s", c.method, err, out, errOut)
+		}
+	}
+	_, errOut, err := run(t, command(h, "rpc", "session/set", `{"sessionId":"rpc-ctl","model":"nope"}`))
+	if exitCode(err) != 1 || !strings.Contains(errOut, `"code":-32602`) || !strings.Contains(errOut, `"models":["echo"]`) {
+		t.Errorf("rpc session/set with an unknown model: exit %v, stderr %q", err, errOut)
 	}
 }
