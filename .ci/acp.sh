@@ -15,3 +15,7 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/zeroclaw" ./cmd/zeroclaw
 (cd test/acp-ts && npm ci --no-audit --no-fund --loglevel=error)
 node test/acp-ts/acp.test.mjs "$work/zeroclaw"
+
+printf '\n=== %s\n' "zeroclaw acp driven by acpx 0.19.1 (modes, models, status)"
+(cd test/acpx && npm ci --no-audit --no-fund --loglevel=error)
+test/acpx/acpx.test.sh "$work/zeroclaw"

@@ -14,8 +14,11 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
-	UserMessage       = "user_message" // the prompt that opened a turn (Text)
-	Plan              = "plan"         // update_plan's plan, whole (Entries)
+	UserMessage       = "user_message"      // the prompt that opened a turn (Text)
+	Plan              = "plan"              // update_plan's plan, whole (Entries)
+	SessionInfoUpdate = "session_info"      // Mode, Model, Title changed (no TurnID)
+	HistoryCompacted  = "history_compacted" // Before, After (no TurnID)
+	UsageUpdate       = "usage"             // after every model call of a turn
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -38,6 +41,19 @@ type Update struct {
 	Locations   []Location     `json:"locations"`       // tool_call of a file tool: the places it touches
 	Diff        *Diff          `json:"diff"`            // tool_result of write_file, edit_file: the file before and after
 	Entries     []PlanEntry    `json:"entries"`         // plan
+	// session_info (no TurnID): the session's controls after session/set.
+	Mode  string `json:"mode"`
+	Model string `json:"model"`
+	Title string `json:"title"`
+	// history_compacted (no TurnID): the retained context's size in characters.
+	Before int `json:"before"`
+	After  int `json:"after"`
+	// usage: one model call's tokens; ContextWindow is 0 when unknown.
+	InputTokens       int `json:"inputTokens"`
+	OutputTokens      int `json:"outputTokens"`
+	CachedInputTokens int `json:"cachedInputTokens"`
+	ContextTokens     int `json:"contextTokens"`
+	ContextWindow     int `json:"contextWindow"`
 	// Raw is the notification's params exactly as received.
 	Raw jsontext.Value `json:"-"`
 }
@@ -160,8 +176,9 @@ type Session struct {
 
 // Usage counts a turn's tokens.
 type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
+	InputTokens       int `json:"inputTokens"`
+	OutputTokens      int `json:"outputTokens"`
+	CachedInputTokens int `json:"cachedInputTokens"` // prompt results only; 0 when the provider reports none
 }
 
 // PromptResult is the result of session/prompt.
@@ -193,7 +210,8 @@ type ListedSession struct {
 	MessageCount int    `json:"messageCount"`
 	State        string `json:"state"` // running, idle, closed, killed
 	WorkspaceDir string `json:"workspaceDir"`
-	Title        string `json:"title"` // first line of the first user message ("" before any)
+	Title        string `json:"title"` // set by SetSession, else the first line of the first user message ("" before any)
+	Usage        Usage  `json:"usage"` // the session's token totals
 }
 
 // FileEntry is a stored file: the result of file/upload/commit, and what

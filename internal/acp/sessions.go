@@ -53,7 +53,7 @@ func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Val
 		return nil, err
 	}
 	b.track(d, s.SessionID, 0)
-	return map[string]any{"sessionId": s.SessionID}, nil
+	return b.opened(ctx, d, s.SessionID, true)
 }
 
 // reopen makes a stored or live session the editor's: attached to the daemon
@@ -90,7 +90,7 @@ func (b *Bridge) sessionLoad(ctx context.Context, _ *request, params jsontext.Va
 	for _, m := range msgs {
 		b.replay(p.SessionID, m)
 	}
-	return empty{}, nil
+	return b.opened(ctx, d, p.SessionID, false)
 }
 
 // replay sends one transcript row as the update that showed it live.
@@ -126,7 +126,7 @@ func (b *Bridge) sessionResume(ctx context.Context, _ *request, params jsontext.
 	if err := b.reopen(ctx, d, p.SessionID); err != nil {
 		return nil, err
 	}
-	return empty{}, nil
+	return b.opened(ctx, d, p.SessionID, false)
 }
 
 // sessionList lists the caller's sessions that can be loaded (killed ones cannot),

@@ -10,11 +10,12 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// forward hands one native update to the editor as ACP (SPEC §17, §21): text chunks
-// as chunks, tool calls and results as tool_call (with locations) and
+// forward hands one native update to the editor as ACP (SPEC §17, §21, §22): text
+// chunks as chunks, tool calls and results as tool_call (with locations) and
 // tool_call_update (with a diff), plans as plan, approval requests as
-// session/request_permission. history_trimmed, lagged and
-// request_resolved are handled here and not forwarded; d is the connection the
+// session/request_permission, session_info and usage as the updates of
+// controls.go. history_trimmed, history_compacted, lagged and request_resolved are
+// handled here and not forwarded; d is the connection the
 // update came on. It runs on the client's update goroutine, in the daemon's order.
 func (b *Bridge) forward(d *client.Client, u client.Update) {
 	sid := u.SessionID
@@ -72,6 +73,12 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.HistoryTrimmed:
 		b.log.Info("the daemon trimmed a session's model context", "session", sid,
 			"droppedMessages", u.Dropped, "keptMessages", u.Kept)
+	case client.SessionInfoUpdate:
+		b.controlsChanged(sid, u)
+	case client.UsageUpdate:
+		b.usage(sid, u)
+	case client.HistoryCompacted:
+		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After)
 	default:
 		b.log.Debug("ignored an update of an unknown type", "type", u.Type)
 	}

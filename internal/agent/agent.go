@@ -57,6 +57,12 @@ type Turn struct {
 	// provider's own id stays beside it (ToolCall.ProviderID): the model is sent
 	// that one back (SPEC §23).
 	CallID func(providerID string) string
+	// Controls, when set, is asked before every model call for the model and the
+	// autonomy to use from that call on (session/set applies from the next model
+	// call, SPEC §22); else Model and Autonomy hold for the whole turn.
+	Controls func() (model, autonomy string)
+	// Used, when set, is told each model call's usage as the call ends.
+	Used func(u provider.Usage)
 }
 
 // Outcome is how a turn ended.
@@ -94,6 +100,9 @@ func Run(ctx context.Context, t Turn) Outcome {
 		if step == t.MaxSteps {
 			return out(MaxSteps)
 		}
+		if t.Controls != nil {
+			t.Model, t.Autonomy = t.Controls()
+		}
 		separate := said.Len() > 0
 		var shown strings.Builder // this call's visible text so far
 		res, err := t.Provider.Stream(ctx, provider.Request{
@@ -113,6 +122,10 @@ func Run(ctx context.Context, t Turn) Outcome {
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
 		usage.CachedInputTokens += res.Usage.CachedInputTokens
+		usage.ContextTokens = res.Usage.Context() // the last call's: the context as it now is
+		if t.Used != nil && err == nil {
+			t.Used(res.Usage)
+		}
 		if ctx.Err() != nil {
 			// What the user saw of the answer stays the assistant's message (SPEC
 			// §23), so the next prompt follows it rather than merging into this one.

@@ -306,7 +306,7 @@ func TestEveryModelCallSeesTheWholeContextSoFar(t *testing.T) {
 	if got := strings.Join(roles, " | "); got != "user:before | user:now | assistant:Let me look. | tool:look ran" {
 		t.Errorf("the second call was given %s", got)
 	}
-	if out.Usage != (provider.Usage{InputTokens: 2, OutputTokens: 2}) {
+	if out.Usage != (provider.Usage{InputTokens: 2, OutputTokens: 2, ContextTokens: 2}) {
 		t.Errorf("usage %+v, want the sum of both calls", out.Usage)
 	}
 }
@@ -351,5 +351,26 @@ func TestCallIDKeepsTheProvidersID(t *testing.T) {
 	c := out.Context[1].ToolCalls[0]
 	if c.ID != "tc_x_1" || c.ProviderID != "c1_1" || fmt.Sprint(got) != "[c1_1]" || out.Context[2].ToolCallID != "tc_x_1" {
 		t.Errorf("call %+v, CallID given %v, result for %q", c, got, out.Context[2].ToolCallID)
+	}
+}
+
+func TestControlsApplyFromTheNextModelCallAndUsedHearsEachCall(t *testing.T) {
+	var runs []string
+	p := &scripted{t: t, steps: []step{{deltas: text("Let me look."), calls: []string{"look"}}, {deltas: text("Found it.")}}}
+	models := []string{"m1", "m2"}
+	var used []provider.Usage
+	calls := 0
+	out := Run(context.Background(), Turn{Provider: p, Model: "m", MaxSteps: 5, Autonomy: "full",
+		Tools: map[string]tool.Tool{"look": fakeTool{name: "look", runs: &runs}}, Prompt: "now", Hooks: &recorded{},
+		Controls: func() (string, string) { calls++; return models[calls-1], "full" },
+		Used:     func(u provider.Usage) { used = append(used, u) }})
+	if out.StopReason != EndTurn || len(p.seen) != 2 {
+		t.Fatalf("%s after %d calls", out.StopReason, len(p.seen))
+	}
+	if p.seen[0].Model != "m1" || p.seen[1].Model != "m2" {
+		t.Errorf("models %q, %q; want m1 then m2", p.seen[0].Model, p.seen[1].Model)
+	}
+	if len(used) != 2 {
+		t.Errorf("Used heard %d calls, want 2", len(used))
 	}
 }

@@ -26,6 +26,8 @@ type Server struct {
 	*fakemodel.Script[Answer]
 	srv *httptest.Server
 
+	models modelList // GET /v1/models (models.go)
+
 	keysMu sync.Mutex
 	keys   []string // the x-api-key of each request
 
@@ -98,6 +100,9 @@ func (f *Server) URL() string { return f.srv.URL }
 
 // ServeHTTP answers one messages request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveModels(w, r) {
+		return
+	}
 	f.keysMu.Lock() // before Take: once request n is seen, so is its key
 	f.keys = append(f.keys, r.Header.Get("X-Api-Key"))
 	f.keysMu.Unlock()

@@ -33,6 +33,7 @@ type Server struct {
 	quirks   map[Quirk]bool
 	produced map[string]bool // every tool-call id it streamed
 	calls    int             // tool calls streamed so far
+	models   modelList       // GET /v1/models (models.go)
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -131,6 +132,9 @@ func (f *Server) IDsRoundTrip(req map[string]any) error {
 
 // ServeHTTP answers one chat completion request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveModels(w, r) {
+		return
+	}
 	req, a, refusal := f.Take(r)
 	var mistral *mistralIDError
 	switch {

@@ -76,9 +76,23 @@ type Delta struct {
 // InputTokens counts the whole prompt, cached tokens included; CachedInputTokens is
 // the part of it read from the provider's prompt cache (0 when it says nothing).
 type Usage struct {
-	InputTokens       int
-	OutputTokens      int
+	InputTokens  int
+	OutputTokens int
+	// CachedInputTokens are input tokens the provider served from its prompt cache
+	// (0 when it reports none).
 	CachedInputTokens int
+	// ContextTokens is how large the model context is after the call, when the
+	// provider knows better than InputTokens+OutputTokens (echo, which counts the
+	// prompt's words only on a turn's first call); 0 means that sum.
+	ContextTokens int
+}
+
+// Context is the size of the model context after the call the usage is of.
+func (u Usage) Context() int {
+	if u.ContextTokens > 0 {
+		return u.ContextTokens
+	}
+	return u.InputTokens + u.OutputTokens
 }
 
 // Result is the outcome of one model call.

@@ -157,6 +157,7 @@ func NewServer(cfg Config) *Server {
 		s.pairingMethods(),
 		s.fileMethods(), // after configMethods: it reads the live config
 		s.agentMethods(),
+		s.controlMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
 	for _, rows := range families {

@@ -22,6 +22,13 @@ const (
 	// UserMessage opens every turn with the prompt as the turn received it
 	// (attachment markers included), so other clients see what was asked (SPEC §18).
 	UserMessage = "user_message"
+	// SessionInfo tells every attached client the session's mode, model and title
+	// after session/set changed one; HistoryCompacted follows a session/compact that
+	// replaced the retained context. Neither belongs to a turn (no turnId). Usage
+	// follows every model call of a turn (SPEC §22).
+	SessionInfo      = "session_info"
+	HistoryCompacted = "history_compacted"
+	UsageUpdate      = "usage"
 )
 
 // Update is the params of one session/update notification. Which fields are set
@@ -48,6 +55,20 @@ type Update struct {
 	Diff *tool.Diff `json:"diff,omitzero"`
 	// Entries is the plan of a plan update (never nil there).
 	Entries []tool.PlanEntry `json:"entries,omitzero"`
+
+	// session_info (all three always present).
+	Mode  *string `json:"mode,omitzero"`
+	Model *string `json:"model,omitzero"`
+	Title *string `json:"title,omitzero"`
+	// history_compacted: the retained context's size in characters.
+	Before *int `json:"before,omitzero"`
+	After  *int `json:"after,omitzero"`
+	// usage of one model call.
+	InputTokens       *int `json:"inputTokens,omitzero"`
+	OutputTokens      *int `json:"outputTokens,omitzero"`
+	CachedInputTokens int  `json:"cachedInputTokens,omitzero"`
+	ContextTokens     *int `json:"contextTokens,omitzero"`
+	ContextWindow     int  `json:"contextWindow,omitzero"`
 }
 
 // ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
@@ -73,7 +94,9 @@ func (u *Update) chunk() bool {
 	return (u.Type == AgentMessageChunk || u.Type == AgentThoughtChunk) && u.Text != nil &&
 		u.ToolCallID == "" && u.Name == "" && u.RawInput == nil && u.RawOutput == nil && u.IsError == nil &&
 		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil &&
-		u.Locations == nil && u.Diff == nil && u.Entries == nil
+		u.Locations == nil && u.Diff == nil && u.Entries == nil &&
+		u.Mode == nil && u.Model == nil && u.Title == nil && u.Before == nil && u.After == nil &&
+		u.InputTokens == nil && u.OutputTokens == nil && u.ContextTokens == nil
 }
 
 // encoder writes the text chunks of one session, which a streamed reply sends by
