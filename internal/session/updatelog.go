@@ -9,10 +9,13 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// updateLog writes published updates to the store behind the live stream, in batches
-// (group commit), so that a turn streaming thousands of chunks a second is not held
-// to one transaction per chunk: the writer takes everything added since its last
-// write and stores it in one transaction. What is waiting is bounded: when the store
+// updateLog writes published updates to the store, in batches (group commit), so
+// that a turn streaming thousands of chunks a second is not held to one transaction
+// per chunk: the writer takes everything added since its last write and stores it
+// in one transaction. Once a batch has committed, the writer tells each session of
+// it the last seq it stored (Session.committedThrough): only then are those updates
+// delivered to clients (SPEC §24, durable before visible), so a crash takes back
+// no update any client saw. What is waiting is bounded: when the store
 // falls behind, publishing waits (backpressure), it never drops. What a crash loses
 // is the tail of the replay log, never a seq: seqs are reserved durably before they
 // are used.
@@ -27,6 +30,7 @@ type updateLog struct {
 	mu      sync.Mutex
 	changed sync.Cond      // on mu: written moved, or the log stopped
 	pending []store.Update // added, not yet taken by the writer
+	owners  []*Session     // the session of each of pending
 	arena   []byte         // the payloads of pending, copied (add)
 	added   uint64         // updates added so far
 	written uint64         // updates stored (or failed to) so far
@@ -62,7 +66,7 @@ func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updat
 
 // add queues one update, with a copy of its payload: the caller may reuse it. It
 // waits while the queue is full.
-func (w *updateLog) add(u store.Update) {
+func (w *updateLog) add(s *Session, u store.Update) {
 	w.mu.Lock()
 	for len(w.pending) >= updateQueue && !w.done {
 		w.changed.Wait()
@@ -75,11 +79,13 @@ func (w *updateLog) add(u store.Update) {
 		// Grown from nothing, the queue cost a tenth of publishing; once made, it
 		// and its arena are kept (a few hundred KiB), swapped with the writer's.
 		w.pending = make([]store.Update, 0, updateQueue)
+		w.owners = make([]*Session, 0, updateQueue)
 	}
 	start := len(w.arena)
 	w.arena = append(w.arena, u.Payload...)
 	u.Payload = w.arena[start:len(w.arena):len(w.arena)]
 	w.pending = append(w.pending, u)
+	w.owners = append(w.owners, s)
 	w.added++
 	n := len(w.pending)
 	w.mu.Unlock()
@@ -142,7 +148,9 @@ func (w *updateLog) gather(timer *time.Timer) {
 func (w *updateLog) run() {
 	defer close(w.stopped)
 	batch := make([]store.Update, 0, updateQueue)
+	owners := make([]*Session, 0, updateQueue)
 	var arena []byte
+	var marks []commitMark
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	for range w.wake {
@@ -150,6 +158,7 @@ func (w *updateLog) run() {
 		for {
 			w.mu.Lock()
 			batch, w.pending = w.pending, batch[:0]
+			owners, w.owners = w.owners, owners[:0]
 			arena, w.arena = w.arena, arena[:0]
 			closing := w.closing
 			w.mu.Unlock()
@@ -164,10 +173,18 @@ func (w *updateLog) run() {
 				return
 			}
 			if err := w.st.AppendUpdates(w.ctx, batch); err != nil {
+				// Delivered all the same: the turn fails visibly (SPEC §16), and the
+				// store marks the loss, so a replay across it is replay_truncated.
 				w.log.Error("storing updates for replay failed", "updates", len(batch), "err", err)
 			}
+			marks = commitMarks(marks[:0], batch, owners)
+			for _, m := range marks {
+				m.s.committedThrough(m.seq)
+			}
+			clear(marks)
 			n := len(batch)
 			clear(batch) // the store keeps nothing of it: arena is free again
+			clear(owners)
 			if cap(arena) > maxArena {
 				arena = nil
 			}
@@ -177,4 +194,30 @@ func (w *updateLog) run() {
 			w.mu.Unlock()
 		}
 	}
+}
+
+// commitMark is the last seq of one session in a stored batch.
+type commitMark struct {
+	s   *Session
+	seq uint64
+}
+
+// commitMarks appends to dst the last seq of each session of batch (owners[i] is
+// the session of batch[i]); a batch is mostly one session's.
+func commitMarks(dst []commitMark, batch []store.Update, owners []*Session) []commitMark {
+next:
+	for i, s := range owners {
+		if s == nil { // a test's update of no session
+			continue
+		}
+		seq := batch[i].Seq
+		for j := len(dst) - 1; j >= 0; j-- {
+			if dst[j].s == s {
+				dst[j].seq = max(dst[j].seq, seq)
+				continue next
+			}
+		}
+		dst = append(dst, commitMark{s: s, seq: seq})
+	}
+	return dst
 }
