@@ -26,7 +26,9 @@ func TestEveryUpdateAClientSawSurvivesAKill9(t *testing.T) {
 	h := home(t)
 	writeConfig(t, h, "[rpc]\nreplay_events = 1000000\n\n[agents.default]\nprovider = \"echo\"\nautonomy = \"full\"\n")
 	var prompt strings.Builder
-	for i := range 120 {
+	// 4,000 words: more than the socket holds, so that at each kill point the
+	// daemon is still streaming, paced by the client.
+	for i := range 800 {
 		fmt.Fprintf(&prompt, "line %d of the turn\n", i)
 	}
 	params, _ := json.Marshal(map[string]string{"sessionId": "k9", "prompt": prompt.String()})
