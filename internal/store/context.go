@@ -155,8 +155,11 @@ func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []
 		sessionID, string(enc), boundary); err != nil {
 		return fmt.Errorf("store: trimming %s: storing the snapshot: %w", sessionID, err)
 	}
+	// Each candidate's turn is looked up by its key: a NOT IN over the session's
+	// running turns read every turn the session ever had, on every trim (the turn
+	// cost grew with the history: SPEC §24).
 	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
-		AND turn_id NOT IN (SELECT turn_id FROM turns WHERE session_id = ?1 AND state = 'running')`,
+		AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1 AND t.turn_id = checkpoints.turn_id AND t.state = 'running')`,
 		sessionID, boundary); err != nil {
 		return fmt.Errorf("store: trimming %s: deleting covered checkpoints: %w", sessionID, err)
 	}
