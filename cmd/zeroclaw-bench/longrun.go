@@ -125,8 +125,10 @@ type watchRound struct {
 	// CPUusPerUpdate is the daemon's CPU time per delivered update.
 	CPUusPerUpdate float64 `json:"daemon_cpu_us_per_delivered_update"`
 	// RSSIdleKiB is the daemon's VmRSS with the watchers attached, before the turn;
-	// RSSPeakKiB the highest sampled during it; PerWatcherKiB their difference per
-	// watcher (what a watcher costs beyond an idle attached connection).
+	// RSSPeakKiB the highest sampled during it; PerWatcherKiB what a watcher costs
+	// beyond an idle attached connection: in the first round the growth (the turn's
+	// own cost included), in later ones the growth beyond the first round's, per
+	// watcher beyond the first (measureWatchers).
 	RSSIdleKiB    int64   `json:"rss_idle_kib"`
 	RSSPeakKiB    int64   `json:"rss_peak_kib"`
 	PerWatcherKiB float64 `json:"per_watcher_kib"`
@@ -143,6 +145,19 @@ func measureWatchers(bin string, maxConns int, o options, w *watchersReport) err
 			return fmt.Errorf("%d watchers: %w", n, err)
 		}
 		w.Rounds = append(w.Rounds, r)
+	}
+	// What the turn itself costs (its log, its store pages) is in every round's
+	// growth: the first round's, with its one watcher, is taken as that cost, and
+	// each later round's per-watcher figure is what it grew beyond it, per watcher
+	// beyond the first.
+	if len(w.Rounds) > 1 {
+		base := w.Rounds[0].RSSPeakKiB - w.Rounds[0].RSSIdleKiB
+		for i := 1; i < len(w.Rounds); i++ {
+			r := &w.Rounds[i]
+			if r.Watchers > 1 {
+				r.PerWatcherKiB = float64(r.RSSPeakKiB-r.RSSIdleKiB-base) / float64(r.Watchers-1)
+			}
+		}
 	}
 	return nil
 }

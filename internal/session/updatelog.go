@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
@@ -35,22 +34,21 @@ type updateLog struct {
 	added   uint64         // updates added so far
 	written uint64         // updates stored (or failed to) so far
 	closing bool           // close was called: the writer drains and stops
-	urgent  int            // flushes waiting: the writer does not gather
 	done    bool           // the writer has stopped
 	wake    chan struct{}  // one slot: pending became non-empty, or closing
 	stopped chan struct{}
 }
 
-// updateQueue bounds what waits for the writer. The writer stores once
-// updateBatch wait, or once the first of them has waited updateGather: a turn
-// streaming thousands of chunks a second is stored in a few large transactions
-// (each has a fixed cost of about as much as a hundred chunks), and a lone update
-// (a tool call, a question) is stored within the gather time.
+// updateQueue bounds what waits for the writer. The writer stores at once what
+// waits when it wakes, and while it stores, what is added meanwhile gathers for its
+// next write: a lone update (a tool call, a question, a turn's first) is stored, and
+// so visible (SPEC §24), within one commit, and a turn streaming thousands of chunks
+// a second is stored in a few large transactions (each has a fixed cost of about as
+// much as a hundred chunks). No timer holds a batch back: the window between an
+// update and its write is the write before it.
 const (
-	maxArena     = 4 << 20 // an arena grown past this by a burst of large updates is not kept
-	updateQueue  = 8192
-	updateBatch  = 2048
-	updateGather = 2 * time.Millisecond
+	maxArena    = 4 << 20 // an arena grown past this by a burst of large updates is not kept
+	updateQueue = 8192
 )
 
 func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updateLog {
@@ -89,7 +87,7 @@ func (w *updateLog) add(s *Session, u store.Update) {
 	w.added++
 	n := len(w.pending)
 	w.mu.Unlock()
-	if n == 1 || n == updateBatch {
+	if n == 1 {
 		w.signal()
 	}
 }
@@ -107,8 +105,6 @@ func (w *updateLog) flush() {
 	defer w.mu.Unlock()
 	target := w.added
 	if w.written < target {
-		w.urgent++
-		defer func() { w.urgent-- }()
 		w.signal()
 	}
 	for w.written < target && !w.done {
@@ -125,36 +121,13 @@ func (w *updateLog) close() {
 	<-w.stopped
 }
 
-// gather waits, after the first update of a batch woke the writer, until
-// updateBatch are pending, updateGather passed, a flush waits or close was called.
-func (w *updateLog) gather(timer *time.Timer) {
-	timer.Reset(updateGather)
-	defer timer.Stop()
-	for {
-		w.mu.Lock()
-		ready := len(w.pending) >= updateBatch || w.urgent > 0 || w.closing
-		w.mu.Unlock()
-		if ready {
-			return
-		}
-		select {
-		case <-w.wake:
-		case <-timer.C:
-			return
-		}
-	}
-}
-
 func (w *updateLog) run() {
 	defer close(w.stopped)
 	batch := make([]store.Update, 0, updateQueue)
 	owners := make([]*Session, 0, updateQueue)
 	var arena []byte
 	var marks []commitMark
-	gather := time.NewTimer(time.Hour)
-	gather.Stop()
 	for range w.wake {
-		w.gather(gather)
 		for {
 			w.mu.Lock()
 			batch, w.pending = w.pending, batch[:0]
