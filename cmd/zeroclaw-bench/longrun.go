@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,21 @@ type historyReport struct {
 	DataBytes int64   `json:"data_bytes"`   // the data dir after the turns
 	// WALAfterPauseBytes is the WAL once writes paused for 2 s (SPEC §24: truncated).
 	WALAfterPauseBytes int64 `json:"wal_after_pause_bytes"`
+	// Marks are the figures at turns 200, 1,000, 2,000 and 5,000 (those reached).
+	Marks []historyMark `json:"marks"`
 }
+
+// historyMark is the turn p50 of the historyTurnWindow turns up to a turn, and the
+// database and WAL sizes right after it.
+type historyMark struct {
+	Turn     int     `json:"turn"`
+	P50      float64 `json:"p50_ms"`
+	DBBytes  int64   `json:"db_bytes"`
+	WALBytes int64   `json:"wal_bytes"`
+}
+
+// historyMarks are the turns the issue's table gives figures at.
+var historyMarks = []int{200, 1000, 2000, 5000}
 
 // historyTurnWindow is how many turns each p50 of the history is taken over.
 const historyTurnWindow = 50
@@ -57,7 +72,8 @@ func measureHistory(bin string, maxConns int, o options, h *historyReport) error
 	h.Turns = o.HistoryTurns
 	h.EarlyAt = min(100, o.HistoryTurns)
 	prompt := echoPrompt(1)
-	var early, late []float64
+	var early, late, recent []float64
+	data := filepath.Join(d.dir, "data")
 	for i := range o.HistoryTurns {
 		c.nc.SetDeadline(time.Now().Add(ioTimeout))
 		t, err := c.promptAndCount(id, prompt, nil)
@@ -74,10 +90,16 @@ func measureHistory(bin string, maxConns int, o options, h *historyReport) error
 		if n > o.HistoryTurns-historyTurnWindow {
 			late = append(late, ms(t.Elapsed))
 		}
+		if recent = append(recent, ms(t.Elapsed)); len(recent) > historyTurnWindow {
+			recent = recent[1:]
+		}
+		if slices.Contains(historyMarks, n) {
+			h.Marks = append(h.Marks, historyMark{Turn: n, P50: median(recent),
+				DBBytes: sizeOf(filepath.Join(data, "sessions.db")), WALBytes: sizeOf(filepath.Join(data, "sessions.db-wal"))})
+		}
 	}
 	h.EarlyP50, h.LateP50 = median(early), median(late)
 	h.Ratio = ratio(h.LateP50, h.EarlyP50)
-	data := filepath.Join(d.dir, "data")
 	h.WALBytes = sizeOf(filepath.Join(data, "sessions.db-wal"))
 	h.DBBytes = sizeOf(filepath.Join(data, "sessions.db"))
 	h.DataBytes = dirSize(data)

@@ -229,6 +229,9 @@ func (r *report) print(w io.Writer) {
 		hs.Turns, hs.EarlyP50, hs.EarlyAt, hs.LateP50, hs.Ratio)
 	fmt.Fprintf(w, "  after: sessions.db %d bytes, WAL %d bytes (%d after a 2 s pause), data dir %d bytes\n",
 		hs.DBBytes, hs.WALBytes, hs.WALAfterPauseBytes, hs.DataBytes)
+	for _, m := range hs.Marks {
+		fmt.Fprintf(w, "  at turn %5d: turn p50 %.2f ms, sessions.db %d bytes, WAL %d bytes\n", m.Turn, m.P50, m.DBBytes, m.WALBytes)
+	}
 	fmt.Fprintf(w, "watchers: one session's %d-line echo turn, every watcher reading at full speed\n", r.Watchers.PromptLines)
 	for _, wr := range r.Watchers.Rounds {
 		fmt.Fprintf(w, "  %3d watchers: %d updates, %d delivered, %d lagged, %.0f ms; daemon CPU %.2f µs/delivered update; VmRSS %d KiB idle, %d KiB peak: %.1f KiB per watcher\n",
