@@ -30,6 +30,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -101,10 +103,24 @@ func main() {
 	flag.IntVar(&o.Uploads, "uploads", o.Uploads, "rounds of 10 MiB uploads per server")
 	flag.IntVar(&o.OutboundFrames, "outbound-frames", o.OutboundFrames, "rpc.outbound_frames of the session daemon, with 64 MiB of rpc.outbound_bytes (0: the daemon's defaults)")
 	flag.IntVar(&o.HistoryTurns, "history-turns", o.HistoryTurns, "turns of the history scenario's session")
+	flag.Func("watchers", "comma-separated watcher counts of the watchers scenario, \"\" for none (default 1,10,100)", func(v string) error {
+		o.Watchers = nil
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > 2000 {
+				return fmt.Errorf("watcher count %q: want 1 to 2000", f)
+			}
+			o.Watchers = append(o.Watchers, n)
+		}
+		return nil
+	})
 	flag.IntVar(&o.WatchPromptLines, "watch-prompt-lines", o.WatchPromptLines, "lines of the watched turn's prompt (4 updates a line)")
 	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
-	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns) for a CI smoke test")
+	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns, 150 history turns, 1 and 10 watchers) for a CI smoke test")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "zeroclaw-bench: unexpected arguments %q\n", flag.Args())
@@ -134,6 +150,15 @@ func main() {
 		}
 		if !set["uploads"] {
 			o.Uploads = q.Uploads
+		}
+		if !set["history-turns"] {
+			o.HistoryTurns = q.HistoryTurns
+		}
+		if !set["watchers"] {
+			o.Watchers = q.Watchers
+		}
+		if !set["watch-prompt-lines"] {
+			o.WatchPromptLines = q.WatchPromptLines
 		}
 	}
 	if err := o.validate(); err != nil {
