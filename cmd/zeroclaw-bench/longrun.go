@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	_ "modernc.org/sqlite"
 )
 
 // The long-running scenarios of SPEC §24, each on a fresh daemon with the default
@@ -32,6 +35,12 @@ type historyReport struct {
 	DataBytes int64   `json:"data_bytes"`   // the data dir after the turns
 	// WALAfterPauseBytes is the WAL once writes paused for 2 s (SPEC §24: truncated).
 	WALAfterPauseBytes int64 `json:"wal_after_pause_bytes"`
+	// RowsBytes is what the session's transcript and replay rows hold (the text
+	// and the payloads), read once the daemon stopped; StoppedDataBytes the data
+	// dir then; DataRatio their ratio (SPEC §24: at most 3).
+	RowsBytes        int64   `json:"rows_bytes"`
+	StoppedDataBytes int64   `json:"stopped_data_bytes"`
+	DataRatio        float64 `json:"data_ratio"`
 	// Marks are the figures at turns 200, 1,000, 2,000 and 5,000 (those reached).
 	Marks []historyMark `json:"marks"`
 }
@@ -106,7 +115,32 @@ func measureHistory(bin string, maxConns int, o options, h *historyReport) error
 	time.Sleep(2 * time.Second) // a pause in the writes, which the WAL figure is about
 	h.WALAfterPauseBytes = sizeOf(filepath.Join(data, "sessions.db-wal"))
 	c.close()
-	return d.stop()
+	if err := d.terminate(); err != nil { // the deferred kill removes the dir
+		return err
+	}
+	h.StoppedDataBytes = dirSize(data)
+	if h.RowsBytes, err = rowsBytes(filepath.Join(data, "sessions.db")); err != nil {
+		return err
+	}
+	h.DataRatio = ratio(float64(h.StoppedDataBytes), float64(h.RowsBytes))
+	return nil
+}
+
+// rowsBytes sums what the transcript and the replay log of a stopped daemon's
+// database hold.
+func rowsBytes(path string) (int64, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int64
+	err = db.QueryRow(`SELECT (SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM transcript) +
+		(SELECT coalesce(sum(length(payload)), 0) FROM update_runs)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("reading the rows of %s: %w", path, err)
+	}
+	return n, nil
 }
 
 func sizeOf(path string) int64 {

@@ -118,8 +118,11 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 			t.Errorf("watchers round %+v", w)
 		}
 	}
-	if len(r.Targets) != 16 {
-		t.Errorf("%d targets judged, want 16", len(r.Targets))
+	if h := r.History; h.RowsBytes <= 0 || h.StoppedDataBytes <= 0 || h.DataRatio <= 0 {
+		t.Errorf("history storage %+v", h)
+	}
+	if len(r.Targets) != 17 {
+		t.Errorf("%d targets judged, want 17", len(r.Targets))
 	}
 
 	var table strings.Builder

@@ -153,6 +153,7 @@ func (r *report) judge() []target {
 		{Figure: "memory per idle session", Value: r.IdleSessions.PerSessionKiB, Unit: "KiB", Op: "<=", Goal: 32},
 		{Figure: "history: late turn p50 / turn p50 near 100", Value: r.History.Ratio, Op: "<=", Goal: 1.25},
 		{Figure: "history: WAL after the turns", Value: float64(r.History.WALBytes) / (1 << 20), Unit: "MiB", Op: "<=", Goal: 8},
+		{Figure: "history: data dir / its transcript and replay rows", Value: r.History.DataRatio, Op: "<=", Goal: 3},
 	}
 	if rs := r.Watchers.Rounds; len(rs) > 1 {
 		one, most := rs[0], rs[len(rs)-1]
@@ -229,6 +230,7 @@ func (r *report) print(w io.Writer) {
 		hs.Turns, hs.EarlyP50, hs.EarlyAt, hs.LateP50, hs.Ratio)
 	fmt.Fprintf(w, "  after: sessions.db %d bytes, WAL %d bytes (%d after a 2 s pause), data dir %d bytes\n",
 		hs.DBBytes, hs.WALBytes, hs.WALAfterPauseBytes, hs.DataBytes)
+	fmt.Fprintf(w, "  stopped: data dir %d bytes, its transcript and replay rows %d bytes (%.2f×)\n", hs.StoppedDataBytes, hs.RowsBytes, hs.DataRatio)
 	for _, m := range hs.Marks {
 		fmt.Fprintf(w, "  at turn %5d: turn p50 %.2f ms, sessions.db %d bytes, WAL %d bytes\n", m.Turn, m.P50, m.DBBytes, m.WALBytes)
 	}
