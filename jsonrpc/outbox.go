@@ -165,15 +165,29 @@ func (o *outbox) queuedLocked(kind frameKind, kick bool) {
 // stream, with no message assembled first and copied. method must need no
 // escaping (plainMethod).
 func (o *outbox) pushNotification(method string, params []byte, kind frameKind) error {
-	n := len(notificationHead) + len(method) + 2 + 1
-	if len(params) > 0 {
-		n += len(paramsKey) + len(params)
-	}
+	n := notificationSize(method, params)
 	o.mu.Lock()
 	if err := o.admitLocked(n, kind); err != nil {
 		o.mu.Unlock()
 		return err
 	}
+	o.appendNotificationLocked(method, params, n)
+	o.queuedLocked(kind, true)
+	return nil
+}
+
+// notificationSize is the size of the frame pushNotification writes.
+func notificationSize(method string, params []byte) int {
+	n := len(notificationHead) + len(method) + 2 + 1
+	if len(params) > 0 {
+		n += len(paramsKey) + len(params)
+	}
+	return n
+}
+
+// appendNotificationLocked writes the frame of {method, params}, n bytes, into the
+// stream; mu is held and the frame admitted.
+func (o *outbox) appendNotificationLocked(method string, params []byte, n int) {
 	b := o.streamBuffer(n)
 	buf := append(*b, notificationHead...)
 	buf = append(append(append(buf, '"'), method...), '"')
@@ -181,8 +195,6 @@ func (o *outbox) pushNotification(method string, params []byte, kind frameKind) 
 		buf = append(append(buf, paramsKey...), params...)
 	}
 	*b = append(buf, '}', '\n')
-	o.queuedLocked(kind, true)
-	return nil
 }
 
 const (

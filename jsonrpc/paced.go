@@ -30,6 +30,41 @@ func (c *Conn) NotifyPaced(method string, params jsontext.Value) (bool, error) {
 	return err == nil, err
 }
 
+// NotifyPacedBatch is NotifyPaced of several notifications of one method: it queues
+// as many of them, in order, as the window takes, under one lock, and returns how
+// many (0 when the window is full: wait on PacedRoom).
+func (c *Conn) NotifyPacedBatch(method string, params []jsontext.Value) (int, error) {
+	if _, ndjson := c.out.framer.(*NDJSON); !ndjson || !plainMethod(method) {
+		for i, p := range params {
+			ok, err := c.NotifyPaced(method, p)
+			if err != nil || !ok {
+				return i, err
+			}
+		}
+		return len(params), nil
+	}
+	o := &c.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	taken := 0
+	for _, p := range params {
+		n := notificationSize(method, p)
+		if err := o.admitLocked(n, framePaced); err != nil {
+			if errors.Is(err, errNoPacedRoom) {
+				break
+			}
+			return taken, err // closed: nothing was taken under this lock
+		}
+		o.appendNotificationLocked(method, p, n)
+		o.queued++
+		taken++
+	}
+	if taken > 0 {
+		o.startLocked()
+	}
+	return taken, nil
+}
+
 // PacedRoom returns a channel that is closed once at most half of PacedWindow of
 // paced notifications waits (at once when that is so already), or the connection
 // closes.

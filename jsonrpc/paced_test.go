@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json/jsontext"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,42 @@ func TestPacedNotificationsTakeAWindowAndReportRoom(t *testing.T) {
 	case <-c.PacedRoom():
 	default:
 		t.Fatal("PacedRoom is not ready after close")
+	}
+}
+
+// TestAPacedBatchTakesWhatTheWindowHolds: NotifyPacedBatch queues, in order, as
+// many notifications as the window takes and says how many; the rest go once the
+// writer made room, and every frame leaves in order.
+func TestAPacedBatchTakesWhatTheWindowHolds(t *testing.T) {
+	c, f := runGated(t, HandlerFunc(nil), Options{})
+	var batch []jsontext.Value
+	for i := range 100 {
+		batch = append(batch, jsontext.Value(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 1000))))
+	}
+	n, err := c.NotifyPacedBatch("session/update", batch)
+	if err != nil || n == 0 || n >= len(batch) {
+		t.Fatalf("a batch of %d frames of 1 KB into a window of %d: %d taken, %v", len(batch), PacedWindow, n, err)
+	}
+	if m, err := c.NotifyPacedBatch("session/update", batch[n:]); m != 0 || err != nil {
+		t.Fatalf("into a full window: %d taken, %v", m, err)
+	}
+	for taken := n; taken < len(batch); {
+		room := c.PacedRoom()
+		f.gate <- struct{}{}
+		<-room
+		m, err := c.NotifyPacedBatch("session/update", batch[taken:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken += m
+	}
+	for range 8 {
+		f.gate <- struct{}{}
+	}
+	f.waitWritten(len(batch))
+	for i, line := range f.written() {
+		if !strings.Contains(line, fmt.Sprintf(`{"n":%d,`, i)) {
+			t.Fatalf("frame %d is %.40s", i, line)
+		}
 	}
 }

@@ -388,11 +388,11 @@ func (c *connState) caller() session.Caller {
 	return session.Caller{Principal: h.principal.ID, Admin: h.principal.Admin}
 }
 
-// Deliver queues one session/update notification when the connection's window for
+// Deliver queues session/update notifications while the connection's window for
 // them has room (session.Subscriber): the session's cursor paces the stream to the
 // client's reading (SPEC §24).
-func (c *connState) Deliver(update jsontext.Value) (bool, error) {
-	return c.conn.NotifyPaced("session/update", update)
+func (c *connState) Deliver(updates []jsontext.Value) (int, error) {
+	return c.conn.NotifyPacedBatch("session/update", updates)
 }
 
 // Room returns a channel closed once Deliver has room again (session.Subscriber).

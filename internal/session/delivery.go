@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json/jsontext"
 	"errors"
 	"slices"
 	"time"
@@ -84,6 +85,7 @@ func (s *Session) removeLocked(a *attachment) {
 // deliver is the goroutine of cursor a while it is behind.
 func (s *Session) deliver(a *attachment) {
 	var buf []tailEntry
+	var payloads []jsontext.Value
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -129,8 +131,12 @@ func (s *Session) deliver(a *attachment) {
 				continue
 			}
 		}
+		payloads = payloads[:0]
 		for _, e := range buf {
-			took, closed := s.push(a, e.payload, &timer)
+			payloads = append(payloads, e.payload)
+		}
+		for done := 0; done < len(buf); {
+			n, took, closed := s.push(a, payloads[done:], &timer)
 			if closed {
 				s.mu.Lock()
 				s.removeLocked(a)
@@ -143,11 +149,12 @@ func (s *Session) deliver(a *attachment) {
 				}
 				break
 			}
+			done += n
 			s.mu.Lock()
 			moved := a.gen != gen || a.gone
 			if !moved {
-				a.sent = e.seq
-				a.count++
+				a.sent = buf[done-1].seq
+				a.count += n
 				a.wakeLocked()
 			}
 			s.mu.Unlock()
@@ -155,20 +162,22 @@ func (s *Session) deliver(a *attachment) {
 				break
 			}
 		}
+		clear(payloads)
 		clear(buf)
 	}
 }
 
-// push hands payload to a's connection, waiting while it has no room. took is
-// false when it took nothing for LagAfter; closed when the connection is gone.
-func (s *Session) push(a *attachment, payload []byte, timer **time.Timer) (took, closed bool) {
+// push hands a's connection as many of payloads as it takes, at least one,
+// waiting while it takes none. took is false when it took nothing for LagAfter;
+// closed when the connection is gone.
+func (s *Session) push(a *attachment, payloads []jsontext.Value, timer **time.Timer) (n int, took, closed bool) {
 	for {
-		ok, err := a.sub.Deliver(payload)
+		n, err := a.sub.Deliver(payloads)
 		if err != nil {
-			return false, true
+			return 0, false, true
 		}
-		if ok {
-			return true, false
+		if n > 0 {
+			return n, true, false
 		}
 		room := a.sub.Room()
 		if *timer == nil {
@@ -185,7 +194,7 @@ func (s *Session) push(a *attachment, payload []byte, timer **time.Timer) (took,
 				}
 			}
 		case <-(*timer).C:
-			return false, false
+			return 0, false, false
 		}
 	}
 }

@@ -15,11 +15,11 @@ import (
 // next is no longer kept, or when it took none for Options.LagAfter; the client
 // then catches up through session/attach.
 type Subscriber interface {
-	// Deliver queues one encoded session/update when the connection has room for
-	// it, and reports false, queuing nothing, when it has not: the caller then
-	// waits on Room. It fails once the connection is gone. update is the caller's
-	// again once Deliver returns.
-	Deliver(update jsontext.Value) (bool, error)
+	// Deliver queues encoded session/update notifications, in order, as many as
+	// the connection has room for, and returns how many; with 0 the caller waits on
+	// Room. It fails once the connection is gone. updates are the caller's again
+	// once Deliver returns.
+	Deliver(updates []jsontext.Value) (int, error)
 	// Room returns a channel closed once Deliver may have room again, or the
 	// connection closed.
 	Room() <-chan struct{}
