@@ -16,6 +16,9 @@ const (
 	frameResponse frameKind = iota
 	// frameNotification is a notification of ours: refused when the queue is full.
 	frameNotification
+	// framePaced is a notification sent at the peer's pace (NotifyPaced): refused
+	// while a window of them waits (paced.go).
+	framePaced
 )
 
 // outbox is a connection's one outbound queue and its writer. Every frame the
@@ -52,11 +55,14 @@ type outbox struct {
 	// Totals of what is queued or being written, and the part of them still queued.
 	notes, noteBytes, answerBytes    int
 	qNotes, qNoteBytes, qAnswerBytes int
+	paced, qPaced                    int  // bytes of paced notifications (paced.go)
 	writing                          bool // a writer goroutine runs
 	// heavy mirrors answerBytes >= maxBytes, so the reader checks it without the lock.
 	heavy  atomic.Bool
 	closed bool
 	room   chan struct{} // see Conn.Room; nil until asked for
+	// pacedRoom: see Conn.PacedRoom; nil until asked for.
+	pacedRoom chan struct{}
 }
 
 func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {
@@ -122,6 +128,9 @@ func (o *outbox) admitLocked(n int, kind frameKind) error {
 	if o.closed {
 		return ErrClosed
 	}
+	if kind == framePaced {
+		return o.admitPacedLocked(n)
+	}
 	if kind == frameNotification {
 		if o.notes > 0 && (o.notes+1 > o.maxFrames || o.noteBytes+n > o.maxBytes) {
 			return ErrQueueFull
@@ -156,15 +165,29 @@ func (o *outbox) queuedLocked(kind frameKind, kick bool) {
 // stream, with no message assembled first and copied. method must need no
 // escaping (plainMethod).
 func (o *outbox) pushNotification(method string, params []byte, kind frameKind) error {
-	n := len(notificationHead) + len(method) + 2 + 1
-	if len(params) > 0 {
-		n += len(paramsKey) + len(params)
-	}
+	n := notificationSize(method, params)
 	o.mu.Lock()
 	if err := o.admitLocked(n, kind); err != nil {
 		o.mu.Unlock()
 		return err
 	}
+	o.appendNotificationLocked(method, params, n)
+	o.queuedLocked(kind, true)
+	return nil
+}
+
+// notificationSize is the size of the frame pushNotification writes.
+func notificationSize(method string, params []byte) int {
+	n := len(notificationHead) + len(method) + 2 + 1
+	if len(params) > 0 {
+		n += len(paramsKey) + len(params)
+	}
+	return n
+}
+
+// appendNotificationLocked writes the frame of {method, params}, n bytes, into the
+// stream; mu is held and the frame admitted.
+func (o *outbox) appendNotificationLocked(method string, params []byte, n int) {
 	b := o.streamBuffer(n)
 	buf := append(*b, notificationHead...)
 	buf = append(append(append(buf, '"'), method...), '"')
@@ -172,8 +195,6 @@ func (o *outbox) pushNotification(method string, params []byte, kind frameKind) 
 		buf = append(append(buf, paramsKey...), params...)
 	}
 	*b = append(buf, '}', '\n')
-	o.queuedLocked(kind, true)
-	return nil
 }
 
 const (
@@ -246,7 +267,7 @@ func (o *outbox) startFromReader() {
 		o.mu.Unlock()
 		return
 	}
-	if o.qNotes > 0 || o.qAnswerBytes > inlineWrite {
+	if o.qNotes > 0 || o.qPaced > 0 || o.qAnswerBytes > inlineWrite {
 		o.startLocked()
 		o.mu.Unlock()
 		return
@@ -272,6 +293,8 @@ func (o *outbox) run(once bool) {
 		o.queue, o.spare, o.stream, o.spareStream, o.queued = o.spare, nil, o.spareStream, nil, 0
 		notes, noteBytes, answerBytes := o.qNotes, o.qNoteBytes, o.qAnswerBytes
 		o.qNotes, o.qNoteBytes, o.qAnswerBytes = 0, 0, 0
+		paced := o.qPaced
+		o.qPaced = 0
 		o.mu.Unlock()
 
 		var err error
@@ -291,6 +314,7 @@ func (o *outbox) run(once bool) {
 		o.mu.Lock()
 		o.notes -= notes
 		o.noteBytes -= noteBytes
+		o.paced -= paced
 		o.answerBytes -= answerBytes
 		o.heavy.Store(o.answerBytes >= o.maxBytes)
 		if cap(batch) <= 1024 {
@@ -355,6 +379,7 @@ func (o *outbox) signalRoom() {
 		close(o.room)
 		o.room = nil
 	}
+	o.signalPacedRoom()
 }
 
 // close discards the queue and wakes everyone who waits on it.
@@ -366,6 +391,10 @@ func (o *outbox) close() {
 	if o.room != nil {
 		close(o.room)
 		o.room = nil
+	}
+	if o.pacedRoom != nil {
+		close(o.pacedRoom)
+		o.pacedRoom = nil
 	}
 	o.cond.Broadcast()
 	o.mu.Unlock()

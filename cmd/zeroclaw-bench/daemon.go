@@ -159,6 +159,12 @@ func processCPU(pid int) time.Duration {
 // within stopTimeout. The config dir is removed either way.
 func (d *daemon) stop() error {
 	defer d.cleanup()
+	return d.terminate()
+}
+
+// terminate is stop without removing the config dir, for a look at what the
+// daemon left (kill or cleanup removes it after).
+func (d *daemon) terminate() error {
 	select {
 	case <-d.exited:
 		return fmt.Errorf("daemon had already exited: %v; its log:\n%s", d.err, d.logTail())

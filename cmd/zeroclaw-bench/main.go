@@ -30,6 +30,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,9 +54,13 @@ type options struct {
 	PromptLines  int `json:"prompt_lines"`  // lines of each turn's prompt
 	Uploads      int `json:"uploads"`       // rounds of 10 MiB uploads
 	// OutboundFrames is rpc.outbound_frames of the session daemon (with 64 MiB of
-	// rpc.outbound_bytes); 0 leaves the daemon's defaults (and suits a daemon that
-	// predates them).
+	// rpc.outbound_bytes); 0, the default, leaves the daemon's defaults.
 	OutboundFrames int `json:"outbound_frames"`
+	// The long-running scenarios (longrun.go): turns of one session, and the
+	// watcher counts of one session's turn of WatchPromptLines lines.
+	HistoryTurns     int   `json:"history_turns"`
+	Watchers         []int `json:"watchers"`
+	WatchPromptLines int   `json:"watch_prompt_lines"`
 	// EchoInProcess serves the echo baseline from this process instead of a child.
 	EchoInProcess bool `json:"echo_in_process"`
 }
@@ -65,7 +71,7 @@ func defaultOptions() options {
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
 		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000, Uploads: 8,
-		OutboundFrames: 65536,
+		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000,
 	}
 }
 
@@ -73,6 +79,7 @@ func defaultOptions() options {
 func (o options) quick() options {
 	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
 	o.SessionNews, o.Turns, o.Uploads = 200, 3, 2
+	o.HistoryTurns, o.Watchers, o.WatchPromptLines = 150, []int{1, 10}, 500
 	return o
 }
 
@@ -95,9 +102,25 @@ func main() {
 	flag.IntVar(&o.PromptLines, "prompt-lines", o.PromptLines, "lines of each streamed turn's prompt")
 	flag.IntVar(&o.Uploads, "uploads", o.Uploads, "rounds of 10 MiB uploads per server")
 	flag.IntVar(&o.OutboundFrames, "outbound-frames", o.OutboundFrames, "rpc.outbound_frames of the session daemon, with 64 MiB of rpc.outbound_bytes (0: the daemon's defaults)")
+	flag.IntVar(&o.HistoryTurns, "history-turns", o.HistoryTurns, "turns of the history scenario's session")
+	flag.Func("watchers", "comma-separated watcher counts of the watchers scenario, \"\" for none (default 1,10,100)", func(v string) error {
+		o.Watchers = nil
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > 2000 {
+				return fmt.Errorf("watcher count %q: want 1 to 2000", f)
+			}
+			o.Watchers = append(o.Watchers, n)
+		}
+		return nil
+	})
+	flag.IntVar(&o.WatchPromptLines, "watch-prompt-lines", o.WatchPromptLines, "lines of the watched turn's prompt (4 updates a line)")
 	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
-	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns) for a CI smoke test")
+	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns, 150 history turns, 1 and 10 watchers) for a CI smoke test")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "zeroclaw-bench: unexpected arguments %q\n", flag.Args())
@@ -127,6 +150,15 @@ func main() {
 		}
 		if !set["uploads"] {
 			o.Uploads = q.Uploads
+		}
+		if !set["history-turns"] {
+			o.HistoryTurns = q.HistoryTurns
+		}
+		if !set["watchers"] {
+			o.Watchers = q.Watchers
+		}
+		if !set["watch-prompt-lines"] {
+			o.WatchPromptLines = q.WatchPromptLines
 		}
 	}
 	if err := o.validate(); err != nil {
@@ -179,6 +211,10 @@ func (o options) validate() error {
 		return errors.New("--uploads must be between 1 and 100")
 	case o.OutboundFrames < 0 || o.OutboundFrames > 1<<20:
 		return errors.New("--outbound-frames must be between 0 and 1048576")
+	case o.HistoryTurns < 1 || o.HistoryTurns > 1_000_000:
+		return errors.New("--history-turns must be between 1 and 1000000")
+	case o.WatchPromptLines < 1 || o.WatchPromptLines > 100_000:
+		return errors.New("--watch-prompt-lines must be between 1 and 100000")
 	}
 	return nil
 }
@@ -239,6 +275,14 @@ func run(o options, log io.Writer) (*report, error) {
 	}
 	if err := measureSessions(o, maxConns, r, log); err != nil {
 		return nil, err
+	}
+	fmt.Fprintf(log, "history: %d turns of one session …\n", o.HistoryTurns)
+	if err := measureHistory(o.Zeroclaw, maxConns, o, &r.History); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	fmt.Fprintf(log, "watchers: %v clients on one session's %d-line turn …\n", o.Watchers, o.WatchPromptLines)
+	if err := measureWatchers(o.Zeroclaw, maxConns, o, &r.Watchers); err != nil {
+		return nil, fmt.Errorf("watchers: %w", err)
 	}
 	r.DaemonExitedCleanly = true
 	r.Targets = r.judge()

@@ -49,6 +49,7 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	o.Calls, o.Warmup, o.IdleConns, o.Starts = 500, 50, 100, 3
 	o.Duration = 300 * time.Millisecond
 	o.IdleSessions, o.SessionNews, o.Turns, o.PromptLines = 10, 20, 2, 200
+	o.HistoryTurns, o.Watchers, o.WatchPromptLines = 120, []int{1, 4}, 200
 	r, err := run(o, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -102,15 +103,33 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 		up.DaemonMedian <= 0 || up.EchoMedian <= 0 || up.Ratio <= 0 {
 		t.Errorf("uploads %+v", up)
 	}
-	if len(r.Targets) != 11 {
-		t.Errorf("%d targets judged, want 11", len(r.Targets))
+	if len(st.FirstUpdateMs) != o.Turns || st.FirstUpdateMedianMs <= 0 {
+		t.Errorf("first updates %+v", st.FirstUpdateMs)
+	}
+	if h := r.History; h.Turns != o.HistoryTurns || h.EarlyP50 <= 0 || h.LateP50 <= 0 || h.DBBytes <= 0 || h.DataBytes < h.DBBytes {
+		t.Errorf("history %+v", h)
+	}
+	if len(r.Watchers.Rounds) != len(o.Watchers) {
+		t.Errorf("watchers %+v: want %d rounds", r.Watchers, len(o.Watchers))
+	}
+	for i, w := range r.Watchers.Rounds {
+		if w.Watchers != o.Watchers[i] || w.Updates < 4*o.WatchPromptLines || w.Lagged != 0 ||
+			w.Delivered != int64(w.Watchers*w.Updates) || w.CPUusPerUpdate < 0 || w.RSSIdleKiB <= 0 { // CPU: 10 ms resolution
+			t.Errorf("watchers round %+v", w)
+		}
+	}
+	if h := r.History; h.RowsBytes <= 0 || h.StoppedDataBytes <= 0 || h.DataRatio <= 0 {
+		t.Errorf("history storage %+v", h)
+	}
+	if len(r.Targets) != 17 {
+		t.Errorf("%d targets judged, want 17", len(r.Targets))
 	}
 
 	var table strings.Builder
 	r.print(&table)
 	for _, want := range []string{"p50 (µs)", "requests/s", "per idle initialized connection", "exec to accepting",
 		"exited 0 after SIGTERM", "session/update to one client", "session/new p50", "memory per idle session",
-		"10 MiB upload", "replaying the same bytes"} {
+		"10 MiB upload", "replaying the same bytes", "first update", "history:", "watchers:"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}

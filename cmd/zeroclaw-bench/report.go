@@ -23,6 +23,8 @@ type report struct {
 	SessionNew          sessionNewReport   `json:"session_new"`
 	Stream              streamReport       `json:"session_update_stream"`
 	Upload              uploadReport       `json:"upload"`
+	History             historyReport      `json:"history"`
+	Watchers            watchersReport     `json:"watchers"`
 	DaemonExitedCleanly bool               `json:"daemon_exited_cleanly"` // exit 0 after SIGTERM
 	Targets             []target           `json:"targets"`
 }
@@ -120,6 +122,10 @@ type streamReport struct {
 	// at /proc's 10 ms resolution.
 	DaemonCPUus float64 `json:"daemon_cpu_us_per_update"`
 	ClientCPUus float64 `json:"client_cpu_us_per_update"`
+	// FirstUpdateMs is, each turn, the time from writing the prompt to reading its
+	// first update: what durable before visible (SPEC §24) adds shows here.
+	FirstUpdateMs       []float64 `json:"first_update_ms"`
+	FirstUpdateMedianMs float64   `json:"first_update_median_ms"`
 }
 
 // target is one figure judged against its goal.
@@ -145,6 +151,16 @@ func (r *report) judge() []target {
 		{Figure: "10 MiB upload, daemon / echo", Value: r.Upload.Ratio, Op: ">=", Goal: 0.25},
 		{Figure: "session/new p50", Value: r.SessionNew.Latency.P50us, Unit: "µs", Op: "<=", Goal: 200},
 		{Figure: "memory per idle session", Value: r.IdleSessions.PerSessionKiB, Unit: "KiB", Op: "<=", Goal: 32},
+		{Figure: "history: late turn p50 / turn p50 near 100", Value: r.History.Ratio, Op: "<=", Goal: 1.25},
+		{Figure: "history: WAL after the turns", Value: float64(r.History.WALBytes) / (1 << 20), Unit: "MiB", Op: "<=", Goal: 8},
+		{Figure: "history: data dir / its transcript and replay rows", Value: r.History.DataRatio, Op: "<=", Goal: 3},
+	}
+	if rs := r.Watchers.Rounds; len(rs) > 1 {
+		one, most := rs[0], rs[len(rs)-1]
+		t = append(t,
+			target{Figure: fmt.Sprintf("watchers: RSS per watcher of %d", most.Watchers), Value: most.PerWatcherKiB, Unit: "KiB", Op: "<=", Goal: 16},
+			target{Figure: fmt.Sprintf("watchers: CPU per update, %d / 1", most.Watchers), Value: ratio(most.CPUusPerUpdate, one.CPUusPerUpdate), Op: "<=", Goal: 1.5},
+			target{Figure: "watchers lagged", Value: float64(lagged(rs)), Op: "<=", Goal: 0})
 	}
 	for i := range t {
 		if t[i].Op == "<=" {
@@ -208,6 +224,21 @@ func (r *report) print(w io.Writer) {
 		st.MedianPerSecond, st.TotalUpdates, st.TotalSeconds, st.TotalPerSecond, st.DaemonCPUus, st.ClientCPUus)
 	fmt.Fprintf(w, "  echo server replaying the same bytes, updates/s: median %.0f; per-round daemon/echo median %.3f\n",
 		st.EchoMedianPerSecond, st.Ratio)
+	fmt.Fprintf(w, "  first update after the prompt (ms): %s; median %.2f\n", formatFloats(st.FirstUpdateMs), st.FirstUpdateMedianMs)
+	hs := r.History
+	fmt.Fprintf(w, "history: %d turns of a 1-line echo prompt in one session; turn p50 %.2f ms near turn %d, %.2f ms at the end (%.2f×)\n",
+		hs.Turns, hs.EarlyP50, hs.EarlyAt, hs.LateP50, hs.Ratio)
+	fmt.Fprintf(w, "  after: sessions.db %d bytes, WAL %d bytes (%d after a 2 s pause), data dir %d bytes\n",
+		hs.DBBytes, hs.WALBytes, hs.WALAfterPauseBytes, hs.DataBytes)
+	fmt.Fprintf(w, "  stopped: data dir %d bytes, its transcript and replay rows %d bytes (%.2f×)\n", hs.StoppedDataBytes, hs.RowsBytes, hs.DataRatio)
+	for _, m := range hs.Marks {
+		fmt.Fprintf(w, "  at turn %5d: turn p50 %.2f ms, sessions.db %d bytes, WAL %d bytes\n", m.Turn, m.P50, m.DBBytes, m.WALBytes)
+	}
+	fmt.Fprintf(w, "watchers: one session's %d-line echo turn, every watcher reading at full speed\n", r.Watchers.PromptLines)
+	for _, wr := range r.Watchers.Rounds {
+		fmt.Fprintf(w, "  %3d watchers: %d updates, %d delivered, %d lagged, %.0f ms; daemon CPU %.2f µs/delivered update; VmRSS %d KiB idle, %d KiB peak: %.1f KiB per watcher\n",
+			wr.Watchers, wr.Updates, wr.Delivered, wr.Lagged, wr.TurnMs, wr.CPUusPerUpdate, wr.RSSIdleKiB, wr.RSSPeakKiB, wr.PerWatcherKiB)
+	}
 	up := r.Upload
 	fmt.Fprintf(w, "uploads: %d rounds of %d bytes in 1 MiB chunks, MiB/s: daemon %s (median %.0f), echo %s (median %.0f); per-round daemon/echo median %.3f\n",
 		up.Rounds, up.Bytes, formatFloats(up.DaemonMiBs), up.DaemonMedian, formatFloats(up.EchoMiBs), up.EchoMedian, up.Ratio)
@@ -288,4 +319,12 @@ func medianInt(v []int64) int64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func lagged(rs []watchRound) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.Lagged
+	}
+	return n
 }

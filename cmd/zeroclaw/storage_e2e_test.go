@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,10 +53,11 @@ func transcriptOf(c *rpcConn, sid string) string {
 func TestAFullDiskFailsWhatNeedsItVisiblyAndTheDaemonRecoversWithoutARestart(t *testing.T) {
 	fs := fullfs.Mount(t, 2<<20)
 	filler := filepath.Join(fs.Dir, ".zc-filler") // what fs.Free removes
+	wal := filepath.Join(fs.Dir, "zc", "data", "sessions.db-wal")
 	fake := fakeopenai.New(t,
 		fakeopenai.Answer{Text: []string{"hi"}},
 		// The tool fills the disk; its result is the checkpoint that cannot be stored.
-		fakeopenai.Answer{Calls: []fakeopenai.Call{{ID: "c1", Name: "shell", Args: `{"command":"cat /dev/zero > ` + filler + `"}`}}},
+		fakeopenai.Answer{Calls: []fakeopenai.Call{{ID: "c1", Name: "shell", Args: `{"command":"` + fillCommand(filler, wal) + `"}`}}},
 		fakeopenai.Answer{Text: []string{"back"}})
 	d, env := fullDaemon(t, fs, fake)
 	c := dial(t, d.socket)
@@ -82,6 +84,13 @@ func TestAFullDiskFailsWhatNeedsItVisiblyAndTheDaemonRecoversWithoutARestart(t *
 	if n := fake.Count(); n != 2 {
 		t.Fatalf("%d model calls, want 2: none after the failed checkpoint", n)
 	}
+
+	// A write fails only when it needs room the disk has not: a WAL that SQLite
+	// starts over has room for the writes that fit in it. Writes paused, the daemon
+	// empties the WAL (SPEC §24), which gives its room back to the disk; fill that
+	// too. Then every write needs the disk, whatever room the WAL had.
+	waitEmptyWAL(t, wal)
+	topUp(t, filler)
 
 	// While full: a prompt fails before the model, config writes, kill and delete fail.
 	_, e := c.rpc("session/prompt", `{"sessionId":"full-1","prompt":"while full"}`)
@@ -110,7 +119,7 @@ func TestAFullDiskFailsWhatNeedsItVisiblyAndTheDaemonRecoversWithoutARestart(t *
 	if r := c.must("session/prompt", `{"sessionId":"full-1","prompt":"again"}`); r["stopReason"] != "end_turn" || r["text"] != "back" {
 		t.Fatalf("after space returned: %v", r)
 	}
-	want := `user:hello | assistant:hi | user:fill | tool_call:{"command":"cat /dev/zero > ` + filler + `"} | marker! | user:again | assistant:back`
+	want := `user:hello | assistant:hi | user:fill | tool_call:{"command":"` + fillCommand(filler, wal) + `"} | marker! | user:again | assistant:back`
 	if got := transcriptOf(c, sid); got != want {
 		t.Fatalf("transcript after recovery:\n%s\nwant:\n%s", got, want)
 	}
@@ -136,6 +145,52 @@ func TestAFullDiskFailsWhatNeedsItVisiblyAndTheDaemonRecoversWithoutARestart(t *
 	}
 	if !strings.Contains(d.stderr.String(), "full") {
 		t.Errorf("the daemon's log does not say the disk was full:\n%s", d.stderr.String())
+	}
+}
+
+// fillCommand is the shell command of the tool that fills the disk with filler,
+// then prints the 64 KiB a tool result keeps at most. It fills the disk only once
+// the daemon emptied its WAL (writes paused while the tool runs), so that its
+// result, the checkpoint that cannot be stored, finds no room in the WAL file
+// either.
+func fillCommand(filler, wal string) string {
+	return `n=0; while [ -s ` + wal + ` ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done; ` +
+		`cat /dev/zero > ` + filler + `; yes x | head -c 65536`
+}
+
+// topUp fills what room the disk has left into filler.
+func topUp(t *testing.T, filler string) {
+	t.Helper()
+	f, err := os.OpenFile(filler, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zeros := make([]byte, 4096) // a tmpfs page: once one does not fit, none does
+	for {
+		if _, err := f.Write(zeros); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			break
+		}
+	}
+}
+
+// waitEmptyWAL waits for the daemon to truncate its WAL, which it does once writes
+// paused for a second.
+func waitEmptyWAL(t *testing.T, wal string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fi, err := os.Stat(wal)
+		if os.IsNotExist(err) || err == nil && fi.Size() == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the WAL %s is not truncated 30 s after the writes paused: %v, %v", wal, fi.Size(), err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the file: the daemon says nothing of it
 	}
 }
 

@@ -389,29 +389,17 @@ func (c *connState) caller() session.Caller {
 	return session.Caller{Principal: h.principal.ID, Admin: h.principal.Admin}
 }
 
-// Offer queues one session/update notification without waiting (session.Subscriber).
-func (c *connState) Offer(update jsontext.Value) bool {
-	return c.conn.NotifyValue("session/update", update) == nil
+// Deliver queues session/update notifications while the connection's window for
+// them has room (session.Subscriber): the session's cursor paces the stream to the
+// client's reading (SPEC §24).
+func (c *connState) Deliver(updates []jsontext.Value) (int, error) {
+	return c.conn.NotifyPacedBatch("session/update", updates)
 }
 
-// Send queues one session/update notification of a replay, waiting for room in the
-// connection's queue while it is full (session.Subscriber): the client asked for the
-// replay, so it paces it.
-func (c *connState) Send(ctx context.Context, update jsontext.Value) error {
-	for {
-		err := c.conn.NotifyValue("session/update", update)
-		if !errors.Is(err, jsonrpc.ErrQueueFull) {
-			return err
-		}
-		select {
-		case <-c.conn.Room():
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+// Room returns a channel closed once Deliver has room again (session.Subscriber).
+func (c *connState) Room() <-chan struct{} { return c.conn.PacedRoom() }
 
-// Lagged tells the client it fell behind sessionID (SPEC §15): one
+// Lagged tells the client it fell behind sessionID (SPEC §15, §24): one
 // session/update {sessionId, type: "lagged", afterSeq}, queued right behind the last
 // update it was sent and before any later response (the prompt's answer among them),
 // so the client learns of the gap before it learns the turn ended.

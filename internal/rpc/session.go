@@ -128,7 +128,12 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 		return nil, err
 	}
 	sess.Attach(c) // whoever prompts sees the turn stream
-	return sess.Prompt(ctx, text, operationID)
+	res, err := sess.Prompt(ctx, text, operationID)
+	if err == nil {
+		// The answer follows the turn's updates on this connection.
+		sess.WaitDelivered(ctx, c, res.LastSeq())
+	}
+	return res, err
 }
 
 type cancelResult struct {

@@ -231,8 +231,10 @@ func TestUnansweredElicitationGivesNoAnswerAfter300Seconds(t *testing.T) {
 			}
 		}
 		r := p.updateOf("tool_result")
-		if d := time.Since(asked); d != 300*time.Second {
-			t.Errorf("gave up %s after asking, want exactly 300s", d)
+		// The tool gives up at exactly 300 s; its update is delivered once the
+		// replay log stored it, within the log's 2 ms window (SPEC §24).
+		if d := time.Since(asked); d < 300*time.Second || d > 300*time.Second+2*time.Millisecond {
+			t.Errorf("gave up %s after asking, want 300s (and at most the replay log's 2 ms)", d)
 		}
 		if r["rawOutput"] != "no answer" {
 			t.Errorf("ask_user result %v, want \"no answer\"", r["rawOutput"])

@@ -22,6 +22,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,11 +61,8 @@ func startServer(b *testing.B) string {
 		b.Fatal(err)
 	}
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
-	// The queue of the load generator's session daemon: an echo turn publishes
-	// faster than the client reads, and with the default queue of 2,048 frames the
-	// client would be detached (lagged, SPEC §15) before the turn ends.
-	srv := rpc.NewServer(rpc.Config{DataDir: dir, Endpoint: path, DaemonUID: os.Getuid(), Logger: log, Sessions: sessions,
-		OutboundFrames: 65536, OutboundBytes: 64 << 20})
+	// The default settings: a client reading at its pace is never lagged (SPEC §24).
+	srv := rpc.NewServer(rpc.Config{DataDir: dir, Endpoint: path, DaemonUID: os.Getuid(), Logger: log, Sessions: sessions})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -218,6 +216,52 @@ func BenchmarkUpdateStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(updates)/b.Elapsed().Seconds(), "updates/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(updates), "ns/update")
+}
+
+// BenchmarkLongSession: one op is one echo turn of a one-line prompt, all in one
+// session, so that a turn's cost as the history grows shows (SPEC §24: the 5,000th
+// turn at most 1.25 times the 100th). Run it long and profile it:
+//
+//	go test -run '^$' -bench LongSession -benchtime 5000x -cpuprofile cpu.out ./internal/session/
+func BenchmarkLongSession(b *testing.B) {
+	c := dial(b, startServer(b))
+	id := c.newSession(b)
+	params, err := json.Marshal(map[string]string{"sessionId": id, "prompt": "line 1 word word"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var turns []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		c.nc.SetDeadline(start.Add(time.Minute))
+		if err := c.send("session/prompt", string(params)); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			line, err := c.r.ReadSlice('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bytes.HasPrefix(line, updatePrefix) {
+				continue
+			}
+			if _, err := c.answer(line); err != nil {
+				b.Fatal(err)
+			}
+			break
+		}
+		turns = append(turns, time.Since(start))
+	}
+	if n := len(turns) / 10; n > 0 {
+		b.ReportMetric(medianMs(turns[:n]), "first-tenth-p50-ms")
+		b.ReportMetric(medianMs(turns[len(turns)-n:]), "last-tenth-p50-ms")
+	}
+}
+
+func medianMs(d []time.Duration) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[len(s)/2]) / float64(time.Millisecond)
 }
 
 // BenchmarkSessionNewClose: one op is a session/new with keep_siblings and the

@@ -83,6 +83,7 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 	s := newSession(m, id, row.Owner, agent, row.Workspace)
 	s.context, s.contextIDs, s.seq, s.reserved = history, historyIDs, mark, mark
 	s.ctl = row.Controls
+	s.committed = mark // nothing of before the restart waits for the replay log
 	m.sessions[id] = s
 	m.log.Info("session restored", "session", id, "agent", row.Agent, "recoveredTurns", recovered,
 		"contextMessages", len(history))

@@ -38,7 +38,10 @@ type Options struct {
 	QueueWait       time.Duration
 	ApprovalTimeout time.Duration
 	ElicitTimeout   time.Duration
-	Logger          *slog.Logger
+	// LagAfter is how long a connection may take no update of a session it is
+	// behind on before it is detached as lagged (SPEC §24); zero means LagAfter.
+	LagAfter time.Duration
+	Logger   *slog.Logger
 	// Store keeps sessions durably (SPEC §9): transcripts, model context,
 	// checkpoints, the replay log. Required.
 	Store *store.Store
@@ -78,6 +81,9 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 	}
 	if opts.ElicitTimeout <= 0 {
 		opts.ElicitTimeout = ElicitTimeout
+	}
+	if opts.LagAfter <= 0 {
+		opts.LagAfter = LagAfter
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

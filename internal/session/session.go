@@ -35,7 +35,11 @@ type Session struct {
 	chunks   *chunkWriter // made by the first text chunk published
 
 	mu         sync.Mutex
-	subs       []attachment       // in the order they attached; few, so a slice
+	subs       []*attachment      // in the order they attached; few, so a slice
+	tail       tail               // the recent updates, for the cursors (tail.go)
+	committed  uint64             // the replay log has stored the updates up to this seq
+	ended      bool               // shutdown is done publishing: cursors stop at finalSeq
+	finalSeq   uint64             // the last seq of an ended session
 	context    []provider.Message // the model context after the last turn
 	contextIDs []int64            // the checkpoint id of each message of context; 0 when unknown
 	checkpoint int64              // the id of the last checkpoint stored
@@ -90,32 +94,6 @@ func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Sessi
 		always:    make(map[string]bool),
 		ops:       make(map[string]*operation),
 	}
-}
-
-// Attach makes sub receive every later update of the session.
-func (s *Session) Attach(sub Subscriber) {
-	s.pub.Lock()
-	defer s.pub.Unlock()
-	s.attachLocked(sub)
-}
-
-// attachLocked attaches sub as of the current seq; pub is held.
-func (s *Session) attachLocked(sub Subscriber) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	if !slices.ContainsFunc(s.subs, func(a attachment) bool { return a.sub == sub }) {
-		s.subs = append(s.subs, attachment{sub: sub, lastSeq: s.seq})
-	}
-}
-
-// Detach stops delivering to sub.
-func (s *Session) Detach(sub Subscriber) {
-	s.mu.Lock()
-	s.subs = slices.DeleteFunc(s.subs, func(a attachment) bool { return a.sub == sub })
-	s.mu.Unlock()
 }
 
 // State is "running" while a turn runs or waits, else "idle".
@@ -243,8 +221,18 @@ func (s *Session) shutdown(cause error) {
 	for _, id := range pending {
 		s.publish(&Update{TurnID: turnID, Type: RequestResolved, RequestID: id})
 	}
+	// The cursors deliver up to here, then leave (delivery.go).
+	s.pub.Lock()
+	final := s.seq
+	s.pub.Unlock()
 	s.mu.Lock()
-	s.subs = nil
+	s.ended, s.finalSeq = true, final
+	for _, a := range slices.Clone(s.subs) {
+		if !a.running && a.sent >= final {
+			s.removeLocked(a)
+		}
+	}
+	s.kickLocked()
 	s.mu.Unlock()
 }
 
@@ -253,9 +241,9 @@ func (s *Session) shutdown(cause error) {
 // skips what was left of it, which costs nothing (seqs need only increase).
 const seqBlock = 1 << 16
 
-// publish assigns the next seq, queues u for the replay log and offers it to every
-// attached subscriber. None is waited for: one whose queue is full is detached and
-// told it lagged (SPEC §15).
+// publish assigns the next seq and queues u for the replay log and the session's
+// tail; once the log has stored it, the cursors of the attached subscribers deliver
+// it (delivery.go). Nothing waits for a subscriber.
 func (s *Session) publish(u *Update) {
 	if u.chunk() {
 		s.publishChunk(u.TurnID, u.Type, *u.Text)
@@ -336,31 +324,24 @@ func (s *Session) nextSeqLocked() (uint64, bool) {
 	return s.seq + 1, true
 }
 
-// deliverLocked makes seq (from nextSeqLocked) the last one used, queues raw for
-// the replay log and offers it to the subscribers, which all copy it: raw may be
-// reused once it returns. The caller holds pub.
+// deliverLocked makes seq (from nextSeqLocked) the last one used and queues raw
+// for the replay log and, while connections are attached, the tail; both copy it:
+// raw may be reused once it returns. The caller holds pub.
 func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	s.seq = seq
-	s.mgr.updates.add(store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
-	var lagged []Subscriber
-	var lastSent []uint64
+	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
 	s.mu.Lock()
-	kept := s.subs[:0]
-	for _, a := range s.subs {
-		if a.sub.Offer(raw) {
-			a.lastSeq = seq
-			kept = append(kept, a)
-			continue
+	if len(s.subs) == 0 {
+		if s.tail.entries != nil {
+			s.tail.reset()
 		}
-		lagged, lastSent = append(lagged, a.sub), append(lastSent, a.lastSeq)
+	} else {
+		s.tail.add(seq, raw)
+		if seq%64 == 0 {
+			s.trimTailLocked()
+		}
 	}
-	clear(s.subs[len(kept):])
-	s.subs = kept
 	s.mu.Unlock()
-	for i, sub := range lagged {
-		s.mgr.log.Warn("a connection fell behind the session's updates; detached it", "session", s.ID, "afterSeq", lastSent[i])
-		sub.Lagged(s.ID, lastSent[i])
-	}
 }
 
 func (s *Session) capableSubscribers() []Subscriber {
@@ -369,7 +350,7 @@ func (s *Session) capableSubscribers() []Subscriber {
 	var out []Subscriber
 	for _, a := range s.subs {
 		sub := a.sub
-		if sub.CanElicit() {
+		if !a.gone && sub.CanElicit() {
 			out = append(out, sub)
 		}
 	}
@@ -381,67 +362,3 @@ func within(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// AttachAfter attaches sub. With afterSeq, sub first receives every stored update
-// with a later seq, as ordinary notifications, then the live ones, with no gap and no
-// duplicate. The bulk of the replay is read and sent without holding the publish
-// lock, so the turn streams on meanwhile; only the few updates published during it
-// are sent under the lock, just before sub joins the live stream. It returns the last
-// seq and how many updates were replayed. When updates after afterSeq are no longer
-// kept, nothing is sent and the error says which is the oldest kept.
-func (s *Session) AttachAfter(ctx context.Context, sub Subscriber, afterSeq *uint64) (uint64, int, error) {
-	s.pub.Lock()
-	last := s.seq
-	if afterSeq == nil || *afterSeq >= last {
-		s.attachLocked(sub)
-		s.pub.Unlock()
-		return last, 0, nil
-	}
-	s.pub.Unlock()
-
-	sent, err := s.replay(ctx, sub, *afterSeq, last, true)
-	if err != nil {
-		return 0, 0, err
-	}
-	s.pub.Lock()
-	defer s.pub.Unlock()
-	n, err := s.replay(ctx, sub, last, s.seq, false)
-	if err != nil {
-		return 0, sent, err
-	}
-	s.attachLocked(sub)
-	return s.seq, sent + n, nil
-}
-
-// replay sends sub the stored updates with after < seq <= upTo. first says whether
-// after must still be kept (the check of replay_truncated). The updates are read
-// first, then sent: no read transaction stays open while a client is slow.
-func (s *Session) replay(ctx context.Context, sub Subscriber, after, upTo uint64, first bool) (int, error) {
-	if after >= upTo {
-		return 0, nil
-	}
-	s.mgr.updates.flush()
-	var stored []store.Update
-	oldest, err := s.mgr.st.Updates(ctx, s.ID, after, func(u store.Update) error {
-		if u.Seq <= upTo { // later ones are published meanwhile: the caller sends them
-			stored = append(stored, u)
-		}
-		return nil
-	})
-	if err != nil {
-		s.mgr.log.Error("reading the replay log", "session", s.ID, "err", err)
-		return 0, errStorage(err)
-	}
-	if first && (oldest == 0 || after+1 < oldest) {
-		if oldest == 0 {
-			oldest = upTo + 1
-		}
-		return 0, &Error{Kind: Invalid, Msg: "the updates after that seq are no longer kept",
-			Details: map[string]any{"reason": "replay_truncated", "oldestSeq": oldest}}
-	}
-	for i, u := range stored {
-		if err := sub.Send(ctx, u.Payload); err != nil {
-			return i, err
-		}
-	}
-	return len(stored), nil
-}

@@ -25,6 +25,9 @@ type PromptResult struct {
 
 	// release lets the session's next turn start; see Queued.
 	release func()
+	// lastSeq is the session's last seq once the turn ended: its answer is sent
+	// after the updates up to it (Session.WaitDelivered).
+	lastSeq uint64
 }
 
 // Queued tells the session that this result is on its way to the client: queued on
@@ -37,6 +40,9 @@ func (r PromptResult) Queued() {
 		r.release()
 	}
 }
+
+// LastSeq is the session's last seq when the turn ended.
+func (r PromptResult) LastSeq() uint64 { return r.lastSeq }
 
 // Usage of a turn.
 type Usage struct {
@@ -137,6 +143,9 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
 				CachedInputTokens: out.Usage.CachedInputTokens},
 		}
+		s.pub.Lock()
+		res.lastSeq = s.seq
+		s.pub.Unlock()
 		stored := res // repeats of the operation id get this copy, without release
 		finish(&stored)
 		res.release = release

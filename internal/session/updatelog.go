@@ -4,15 +4,17 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// updateLog writes published updates to the store behind the live stream, in batches
-// (group commit), so that a turn streaming thousands of chunks a second is not held
-// to one transaction per chunk: the writer takes everything added since its last
-// write and stores it in one transaction. What is waiting is bounded: when the store
+// updateLog writes published updates to the store, in batches (group commit), so
+// that a turn streaming thousands of chunks a second is not held to one transaction
+// per chunk: the writer takes everything added since its last write and stores it
+// in one transaction. Once a batch has committed, the writer tells each session of
+// it the last seq it stored (Session.committedThrough): only then are those updates
+// delivered to clients (SPEC §24, durable before visible), so a crash takes back
+// no update any client saw. What is waiting is bounded: when the store
 // falls behind, publishing waits (backpressure), it never drops. What a crash loses
 // is the tail of the replay log, never a seq: seqs are reserved durably before they
 // are used.
@@ -27,26 +29,26 @@ type updateLog struct {
 	mu      sync.Mutex
 	changed sync.Cond      // on mu: written moved, or the log stopped
 	pending []store.Update // added, not yet taken by the writer
+	owners  []*Session     // the session of each of pending
 	arena   []byte         // the payloads of pending, copied (add)
 	added   uint64         // updates added so far
 	written uint64         // updates stored (or failed to) so far
 	closing bool           // close was called: the writer drains and stops
-	urgent  int            // flushes waiting: the writer does not gather
 	done    bool           // the writer has stopped
 	wake    chan struct{}  // one slot: pending became non-empty, or closing
 	stopped chan struct{}
 }
 
-// updateQueue bounds what waits for the writer. The writer stores once
-// updateBatch wait, or once the first of them has waited updateGather: a turn
-// streaming thousands of chunks a second is stored in a few large transactions
-// (each has a fixed cost of about as much as a hundred chunks), and a lone update
-// (a tool call, a question) is stored within the gather time.
+// updateQueue bounds what waits for the writer. The writer stores at once what
+// waits when it wakes, and while it stores, what is added meanwhile gathers for its
+// next write: a lone update (a tool call, a question, a turn's first) is stored, and
+// so visible (SPEC §24), within one commit, and a turn streaming thousands of chunks
+// a second is stored in a few large transactions (each has a fixed cost of about as
+// much as a hundred chunks). No timer holds a batch back: the window between an
+// update and its write is the write before it.
 const (
-	maxArena     = 4 << 20 // an arena grown past this by a burst of large updates is not kept
-	updateQueue  = 8192
-	updateBatch  = 2048
-	updateGather = 2 * time.Millisecond
+	maxArena    = 4 << 20 // an arena grown past this by a burst of large updates is not kept
+	updateQueue = 8192
 )
 
 func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updateLog {
@@ -62,7 +64,7 @@ func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updat
 
 // add queues one update, with a copy of its payload: the caller may reuse it. It
 // waits while the queue is full.
-func (w *updateLog) add(u store.Update) {
+func (w *updateLog) add(s *Session, u store.Update) {
 	w.mu.Lock()
 	for len(w.pending) >= updateQueue && !w.done {
 		w.changed.Wait()
@@ -75,15 +77,17 @@ func (w *updateLog) add(u store.Update) {
 		// Grown from nothing, the queue cost a tenth of publishing; once made, it
 		// and its arena are kept (a few hundred KiB), swapped with the writer's.
 		w.pending = make([]store.Update, 0, updateQueue)
+		w.owners = make([]*Session, 0, updateQueue)
 	}
 	start := len(w.arena)
 	w.arena = append(w.arena, u.Payload...)
 	u.Payload = w.arena[start:len(w.arena):len(w.arena)]
 	w.pending = append(w.pending, u)
+	w.owners = append(w.owners, s)
 	w.added++
 	n := len(w.pending)
 	w.mu.Unlock()
-	if n == 1 || n == updateBatch {
+	if n == 1 {
 		w.signal()
 	}
 }
@@ -101,8 +105,6 @@ func (w *updateLog) flush() {
 	defer w.mu.Unlock()
 	target := w.added
 	if w.written < target {
-		w.urgent++
-		defer func() { w.urgent-- }()
 		w.signal()
 	}
 	for w.written < target && !w.done {
@@ -119,37 +121,17 @@ func (w *updateLog) close() {
 	<-w.stopped
 }
 
-// gather waits, after the first update of a batch woke the writer, until
-// updateBatch are pending, updateGather passed, a flush waits or close was called.
-func (w *updateLog) gather(timer *time.Timer) {
-	timer.Reset(updateGather)
-	defer timer.Stop()
-	for {
-		w.mu.Lock()
-		ready := len(w.pending) >= updateBatch || w.urgent > 0 || w.closing
-		w.mu.Unlock()
-		if ready {
-			return
-		}
-		select {
-		case <-w.wake:
-		case <-timer.C:
-			return
-		}
-	}
-}
-
 func (w *updateLog) run() {
 	defer close(w.stopped)
 	batch := make([]store.Update, 0, updateQueue)
+	owners := make([]*Session, 0, updateQueue)
 	var arena []byte
-	gather := time.NewTimer(time.Hour)
-	gather.Stop()
+	var marks []commitMark
 	for range w.wake {
-		w.gather(gather)
 		for {
 			w.mu.Lock()
 			batch, w.pending = w.pending, batch[:0]
+			owners, w.owners = w.owners, owners[:0]
 			arena, w.arena = w.arena, arena[:0]
 			closing := w.closing
 			w.mu.Unlock()
@@ -164,10 +146,18 @@ func (w *updateLog) run() {
 				return
 			}
 			if err := w.st.AppendUpdates(w.ctx, batch); err != nil {
+				// Delivered all the same: the turn fails visibly (SPEC §16), and the
+				// store marks the loss, so a replay across it is replay_truncated.
 				w.log.Error("storing updates for replay failed", "updates", len(batch), "err", err)
 			}
+			marks = commitMarks(marks[:0], batch, owners)
+			for _, m := range marks {
+				m.s.committedThrough(m.seq)
+			}
+			clear(marks)
 			n := len(batch)
 			clear(batch) // the store keeps nothing of it: arena is free again
+			clear(owners)
 			if cap(arena) > maxArena {
 				arena = nil
 			}
@@ -177,4 +167,30 @@ func (w *updateLog) run() {
 			w.mu.Unlock()
 		}
 	}
+}
+
+// commitMark is the last seq of one session in a stored batch.
+type commitMark struct {
+	s   *Session
+	seq uint64
+}
+
+// commitMarks appends to dst the last seq of each session of batch (owners[i] is
+// the session of batch[i]); a batch is mostly one session's.
+func commitMarks(dst []commitMark, batch []store.Update, owners []*Session) []commitMark {
+next:
+	for i, s := range owners {
+		if s == nil { // a test's update of no session
+			continue
+		}
+		seq := batch[i].Seq
+		for j := len(dst) - 1; j >= 0; j-- {
+			if dst[j].s == s {
+				dst[j].seq = max(dst[j].seq, seq)
+				continue next
+			}
+		}
+		dst = append(dst, commitMark{s: s, seq: seq})
+	}
+	return dst
 }

@@ -52,7 +52,7 @@ func TestTheWALIsCheckpointedInTheBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran := make(chan struct{})
-	ck := newCheckpointer(c)
+	ck := newCheckpointer(c, s.w, path)
 	ck.ran = ran // before the kick that hands it to the checkpointer's goroutine
 	s.ckpt = ck
 	s.ckpt.wrote()

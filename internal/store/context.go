@@ -155,8 +155,11 @@ func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []
 		sessionID, string(enc), boundary); err != nil {
 		return fmt.Errorf("store: trimming %s: storing the snapshot: %w", sessionID, err)
 	}
+	// Each candidate's turn is looked up by its key: a NOT IN over the session's
+	// running turns read every turn the session ever had, on every trim (the turn
+	// cost grew with the history: SPEC §24).
 	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
-		AND turn_id NOT IN (SELECT turn_id FROM turns WHERE session_id = ?1 AND state = 'running')`,
+		AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1 AND t.turn_id = checkpoints.turn_id AND t.state = 'running')`,
 		sessionID, boundary); err != nil {
 		return fmt.Errorf("store: trimming %s: deleting covered checkpoints: %w", sessionID, err)
 	}
@@ -183,29 +186,24 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 		if err := sessionExists(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT id FROM checkpoints WHERE session_id = ? AND id >= ? ORDER BY id", sessionID, kept[0])
-		if err != nil {
+		// Counted in SQL, not read row by row: a session at its limit trims on
+		// every turn, and reading its whole kept context back was most of what a
+		// turn cost once it got there (SPEC §24). kept increases, and its ids are
+		// ones the session stored: they are the session's checkpoints from kept[0]
+		// on when as many are stored from kept[0] on, the first being kept[0] and the
+		// last the last of kept.
+		for i := 1; i < len(kept); i++ {
+			if kept[i] <= kept[i-1] {
+				return fmt.Errorf("%w: %d after %d", ErrNotContiguous, kept[i], kept[i-1])
+			}
+		}
+		var n, first, last int64
+		if err := tx.QueryRowContext(ctx, "SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0) FROM checkpoints WHERE session_id = ? AND id >= ?",
+			sessionID, kept[0]).Scan(&n, &first, &last); err != nil {
 			return fmt.Errorf("store: trimming %s: %w", sessionID, err)
 		}
-		n := 0
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return fmt.Errorf("store: trimming %s: %w", sessionID, err)
-			}
-			if n >= len(kept) || kept[n] != id {
-				rows.Close()
-				return fmt.Errorf("%w: checkpoint %d", ErrNotContiguous, id)
-			}
-			n++
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: trimming %s: %w", sessionID, err)
-		}
-		if n != len(kept) {
-			return fmt.Errorf("%w: %d of %d kept are stored", ErrNotContiguous, n, len(kept))
+		if n != int64(len(kept)) || first != kept[0] || last != kept[len(kept)-1] {
+			return fmt.Errorf("%w: %d stored from %d (%d to %d), %d kept", ErrNotContiguous, n, kept[0], first, last, len(kept))
 		}
 		return s.trimTx(ctx, tx, sessionID, []byte("[]"), kept[0]-1)
 	})

@@ -220,13 +220,17 @@ func (s *Store) Kill(ctx context.Context, id string, at time.Time) error {
 // its transcript, turns, checkpoints, snapshot and stored updates. ErrNotFound when
 // there is no such session.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	return s.write(ctx, OpDelete, func(tx *sql.Tx) error {
+	err := s.write(ctx, OpDelete, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
 		if err != nil {
 			return fmt.Errorf("store: deleting session %s: %w", id, err)
 		}
 		return mustAffect(res, id)
 	})
+	if err == nil {
+		s.vacuumFree(ctx) // the space goes back to the file system (SPEC §24)
+	}
+	return err
 }
 
 func mustAffect(res sql.Result, id string) error {

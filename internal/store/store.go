@@ -128,7 +128,7 @@ func Open(path string, opts Options) (*Store, error) {
 
 	const common = commonParams
 	// The writer never checkpoints: the checkpointer does, on its own connection.
-	w, err := sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
+	w, err := sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=wal_autocheckpoint(0)"+walLimitParam)
 	if err != nil {
 		return nil, fmt.Errorf("store: opening %s: %w", path, err)
 	}
@@ -139,6 +139,10 @@ func Open(path string, opts Options) (*Store, error) {
 	s.w = w
 	ctx := context.Background()
 	if err := s.checkWAL(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := s.ensureIncrementalVacuum(ctx); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -167,7 +171,7 @@ func Open(path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s.ckpt = newCheckpointer(c)
+	s.ckpt = newCheckpointer(c, w, path)
 	return s, nil
 }
 

@@ -333,7 +333,8 @@ func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, ad
 // replay_truncated: updates were lost when afterSeq+1 < oldest (also when a batch
 // failed to store: see AppendUpdates). fn runs while a read
 // connection is held: it should not block for long. An error from fn stops the
-// replay and is returned. ErrNotFound when there is no such session.
+// replay and is returned, with the oldest seq kept (a caller may stop once it read
+// what it wants). ErrNotFound when there is no such session.
 func (s *Store) Updates(ctx context.Context, sessionID string, afterSeq uint64, fn func(Update) error) (uint64, error) {
 	after := int64(math.MaxInt64)
 	if afterSeq < math.MaxInt64 {
@@ -385,7 +386,7 @@ func (s *Store) Updates(ctx context.Context, sessionID string, afterSeq uint64, 
 		return rows.Err()
 	})
 	if err != nil {
-		return 0, err
+		return uint64(oldest), err // oldest is read first: a caller that stops early has it
 	}
 	return uint64(oldest), nil
 }

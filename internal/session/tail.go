@@ -1,0 +1,115 @@
+package session
+
+// tail is what a session keeps in memory of its recent updates, for the cursors of
+// its attached connections to read (delivery.go): one copy of each encoded update,
+// however many connections read it. Payloads are copied into blocks that are never
+// written again once an entry points into them, so a cursor may hold an entry's
+// payload after it released the session's lock; a block is freed once no entry (and
+// no cursor) holds it.
+//
+// Entries leave the front once committed and passed by every cursor, or once the
+// tail holds more than maxTailBytes (the store has them by then). Its seqs are
+// consecutive updates of the session: when an update is published that the tail
+// does not keep (no connection attached), the tail is emptied, so that whatever it
+// holds has no gap.
+type tail struct {
+	entries []tailEntry // entries[head:] are kept, in seq order
+	head    int
+	bytes   int    // payload bytes of the kept entries
+	block   []byte // the block new payloads are copied into
+}
+
+type tailEntry struct {
+	seq     uint64
+	payload []byte
+}
+
+// Sizes of the tail: the bytes it may hold beyond what cursors still need (well
+// above one echo turn of 8,000 updates), the block payloads are copied into, and
+// the largest payload copied into a block (a larger one gets an allocation of its
+// own).
+const (
+	maxTailBytes   = 2 << 20
+	maxTailEntries = 16384
+	tailBlock      = 64 << 10
+	tailOwnAlloc   = 8 << 10
+)
+
+// add keeps a copy of payload as the update seq.
+func (t *tail) add(seq uint64, payload []byte) {
+	var p []byte
+	if len(payload) > tailOwnAlloc {
+		p = append([]byte(nil), payload...)
+	} else {
+		if cap(t.block)-len(t.block) < len(payload) {
+			t.block = make([]byte, 0, tailBlock)
+		}
+		start := len(t.block)
+		t.block = append(t.block, payload...)
+		p = t.block[start:len(t.block):len(t.block)]
+	}
+	if t.head > 0 && t.head >= len(t.entries)/2 { // compact: the front is mostly gone
+		n := copy(t.entries, t.entries[t.head:])
+		clear(t.entries[n:])
+		t.entries, t.head = t.entries[:n], 0
+	}
+	t.entries = append(t.entries, tailEntry{seq: seq, payload: p})
+	t.bytes += len(p)
+}
+
+// reset drops everything, the memory included.
+func (t *tail) reset() {
+	*t = tail{}
+}
+
+// oldest is the seq of the first entry kept, 0 when none is.
+func (t *tail) oldest() uint64 {
+	if t.head == len(t.entries) {
+		return 0
+	}
+	return t.entries[t.head].seq
+}
+
+// trim drops the entries from the front that are at most committed and either at
+// most passed (every cursor has them) or beyond the tail's bounds.
+func (t *tail) trim(committed, passed uint64) {
+	for t.head < len(t.entries) {
+		e := t.entries[t.head]
+		if e.seq > committed {
+			break
+		}
+		kept := len(t.entries) - t.head
+		if e.seq > passed && t.bytes <= maxTailBytes && kept <= maxTailEntries {
+			break
+		}
+		t.bytes -= len(e.payload)
+		t.entries[t.head] = tailEntry{}
+		t.head++
+	}
+	if t.head == len(t.entries) {
+		t.entries, t.head, t.bytes = t.entries[:0], 0, 0
+		if cap(t.entries) > 1024 {
+			t.entries = nil // a burst is over: an idle session keeps little
+		}
+		t.block = nil
+	}
+}
+
+// after appends to dst the entries with after < seq <= upTo, at most max of them,
+// and reports false (appending nothing) when the tail does not hold the update
+// right after after: it is older than the tail, and the store has it.
+func (t *tail) after(after, upTo uint64, dst []tailEntry, max int) ([]tailEntry, bool) {
+	kept := t.entries[t.head:]
+	if len(kept) == 0 || kept[0].seq > after+1 {
+		return dst, false
+	}
+	// Seqs in a tail are consecutive: the next one is at its offset from the first.
+	i := int(after + 1 - kept[0].seq)
+	if i >= len(kept) || kept[i].seq > upTo {
+		return dst, false
+	}
+	for ; i < len(kept) && kept[i].seq <= upTo && len(dst) < max; i++ {
+		dst = append(dst, kept[i])
+	}
+	return dst, true
+}
