@@ -261,6 +261,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 		return fmt.Errorf("store: %s: committing: %w", op, err)
 	}
 	s.ckpt.wrote()
+	s.ckpt.bound()
 	return nil
 }
 
