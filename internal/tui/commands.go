@@ -105,8 +105,10 @@ func (m *Model) compact(instructions string) tea.Cmd {
 			params["instructions"] = instructions
 		}
 		var r struct {
-			Compacted     bool `json:"compacted"`
-			Before, After int
+			Compacted bool `json:"compacted"`
+			Before    int  `json:"before"`
+			After     int  `json:"after"`
+			Cancelled bool `json:"cancelled"`
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 200*time.Second) // the daemon's deadline is 180 s
 		defer cancel()
@@ -114,6 +116,10 @@ func (m *Model) compact(instructions string) tea.Cmd {
 			return nil, err
 		}
 		return func(m *Model) tea.Cmd {
+			if r.Cancelled {
+				m.notice("compaction cancelled; the context is unchanged", false)
+				return nil
+			}
 			if !r.Compacted {
 				m.notice(fmt.Sprintf("not compacted: the summary was not smaller than the context (%d characters)", r.Before), false)
 			}

@@ -174,7 +174,15 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.b.answers["session/set"] = map[string]any{}
 	u.b.answers["session/delete"] = map[string]any{"sessionId": "s2", "deleted": true}
 	u.b.answers["session/fork"] = map[string]any{"sessionId": "s3"}
-	u.b.attach = []client.Update{{TurnID: "old", Seq: 1, Type: client.UserMessage, Text: "old question"}, chunk("old", "old answer")}
+	// A fork has no updates to replay (its seqs start at 1): it is shown from its
+	// transcript rows.
+	u.b.answers["session/messages"] = map[string]any{"sessionId": "s3", "total": 5, "messages": []map[string]any{
+		{"index": 0, "role": "user", "text": "old question"},
+		{"index": 1, "role": "tool_call", "text": `{"path":"a.txt"}`, "toolCallId": "tc_1", "name": "read_file"},
+		{"index": 2, "role": "tool_result", "text": "file text", "toolCallId": "tc_1", "name": "read_file"},
+		{"index": 3, "role": "assistant", "text": "old answer"},
+		{"index": 4, "role": "marker", "text": "turn interrupted: the daemon stopped before it finished", "interrupted": true},
+	}}
 	u.typeText("/sessions")
 	u.press("enter")
 	u.golden("sessions_picker")
@@ -200,10 +208,37 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.wantCall(`session/fork {"sessionId":"s1"}`)
 	u.wantCall(`session/new {"agentAlias":"default","sessionId":"s3","keep_siblings":true}`)
 	u.wantCall(`session/attach {"afterSeq":0,"sessionId":"s3"}`)
+	u.wantCall(`session/messages {"limit":1000,"sessionId":"s3"}`)
+	u.wantScreen(`forked from "current one" (s1)`)
+	u.wantScreen("› old question")
+	u.wantScreen("✓ read_file a.txt")
+	u.wantScreen("│ file text")
 	u.wantScreen("old answer")
-	if u.m.sid != "s3" {
-		t.Fatalf("session %s after the fork", u.m.sid)
+	u.wantScreen("turn interrupted: the daemon stopped")
+	if u.m.sid != "s3" || !strings.Contains(statusOf(u.screen()), "old question") {
+		t.Fatalf("session %s after the fork:\n%s", u.m.sid, u.screen())
 	}
+	if s := u.screen(); strings.Index(s, "forked from") > strings.Index(s, "old question") {
+		t.Fatalf("the transcript is not after the session's notices:\n%s", s)
+	}
+
+	// A transcript that cannot be read is said; the session still opens.
+	u.b.errs["session/messages"] = &client.Error{Code: client.CodeInternalError, Message: "storage failed"}
+	u.b.answers["session/fork"] = map[string]any{"sessionId": "s4"}
+	u.typeText("/sessions")
+	u.press("enter")
+	u.press("f")
+	u.wantScreen("reading the session's transcript: ")
+	u.wantScreen("storage failed")
+	if u.m.sid != "s4" {
+		t.Fatalf("session %s after a fork whose transcript failed", u.m.sid)
+	}
+}
+
+// statusOf is a screen's last line.
+func statusOf(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	return lines[len(lines)-1]
 }
 
 func TestCtrlCCancelsTheTurnAndTwiceQuits(t *testing.T) {
@@ -373,6 +408,14 @@ func TestCompactNewAndUploadProgress(t *testing.T) {
 	u.wantCall(`session/compact {"instructions":"keep the decisions","operationId":"op_`)
 	u.pushRaw(`{"sessionId":"s1","seq":7,"type":"history_compacted","before":900,"after":300}`)
 	u.wantScreen("context compacted: 900 → 300 characters")
+	u.b.answers["session/compact"] = map[string]any{"sessionId": "s1", "compacted": false, "before": 18, "after": 18}
+	u.typeText("/compact")
+	u.press("enter")
+	u.wantScreen("not compacted: the summary was not smaller than the context (18 characters)")
+	u.b.answers["session/compact"] = map[string]any{"sessionId": "s1", "compacted": false, "cancelled": true, "before": 18, "after": 18}
+	u.typeText("/compact")
+	u.press("enter")
+	u.wantScreen("compaction cancelled; the context is unchanged")
 
 	u.m.upload = &uploadState{name: "data.csv", bar: u.m.progressBar()}
 	u.send(uploadMsg{done: 1 << 20, total: 4 << 20})

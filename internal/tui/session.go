@@ -5,6 +5,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -58,19 +59,27 @@ func describeError(what string, err error) string {
 }
 
 // enterSession shows a session that was just opened or attached: its past turns are
-// replayed (session/attach from seq 0) and its controls read.
-func (m *Model) enterSession(s *client.Session) tea.Cmd {
+// replayed (session/attach from seq 0), or, when it has rows but no updates to
+// replay (a fork), read from its transcript; its controls are read. notes are lines
+// shown after the session's own.
+func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 	m.sid, m.agent = s.SessionID, s.AgentAlias
 	m.tr.reset()
 	m.cards, m.plan, m.approvals, m.attached = map[string]*block{}, nil, nil, nil
 	m.title, m.model, m.mode, m.ctxTokens, m.ctxWindow = "", "", "", 0, 0
 	m.notice(fmt.Sprintf("session %s · agent %s · /help for keys and commands", s.SessionID, s.AgentAlias), false)
+	for _, n := range notes {
+		m.notice(n, false)
+	}
 	sid, agent := s.SessionID, s.AgentAlias
 	replay := s.Resumed || s.MessageCount > 0
 	push := m.inbox.push
 	return m.call("opening the session", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
+		var rows []client.Message
+		var histErr error // the transcript could not be read: said, the session still opens
 		if replay {
-			if _, err := b.Attach(ctx, sid, 0, push); err != nil {
+			r, err := b.Attach(ctx, sid, 0, push)
+			if err != nil {
 				var e *client.Error
 				if !errors.As(err, &e) || e.Reason() != "replay_truncated" {
 					return nil, err
@@ -78,6 +87,8 @@ func (m *Model) enterSession(s *client.Session) tea.Cmd {
 				if _, err := b.Attach(ctx, sid, keptAfter(e), push); err != nil {
 					return nil, err
 				}
+			} else if r.Replayed == 0 {
+				rows, histErr = loadTranscript(ctx, b, sid)
 			}
 		}
 		info := sessionControls(ctx, b, sid, agent)
@@ -85,10 +96,45 @@ func (m *Model) enterSession(s *client.Session) tea.Cmd {
 			if m.sid != sid {
 				return nil
 			}
+			if histErr != nil {
+				m.notice(describeError("reading the session's transcript", histErr), true)
+			}
+			if len(rows) > 0 {
+				m.showHistory(rows)
+			}
 			info.apply(m)
 			return nil
 		}, nil
 	})
+}
+
+// showHistory puts transcript rows after the session's opening notices and before
+// anything that streamed in since.
+func (m *Model) showHistory(rows []client.Message) {
+	blocks, cards := historyBlocks(rows)
+	head := 0
+	for head < len(m.tr.blocks) && m.tr.blocks[head].kind == blockNotice {
+		head++
+	}
+	all := make([]*block, 0, len(m.tr.blocks)+len(blocks))
+	all = append(all, m.tr.blocks[:head]...)
+	all = append(all, blocks...)
+	m.tr.blocks = append(all, m.tr.blocks[head:]...)
+	for id, b := range cards {
+		if m.cards[id] == nil {
+			m.cards[id] = b
+		}
+	}
+	if m.title == "" {
+		for _, r := range rows {
+			if r.Role == client.RoleUser {
+				first, _, _ := strings.Cut(r.Text, "\n")
+				m.title = clip(strings.TrimSpace(first), 80)
+				break
+			}
+		}
+	}
+	m.tr.follow()
 }
 
 // keptAfter is the afterSeq to replay what is still kept after a replay_truncated error.

@@ -190,12 +190,12 @@ func lineDiff(a, b []string) []diffOp {
 			case i < n && j < m && ma[i] == mb[j]:
 				ops = append(ops, diffOp{' ', ma[i]})
 				i, j = i+1, j+1
-			case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-				ops = append(ops, diffOp{'+', mb[j]})
-				j++
-			default:
+			case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]): // removals before additions
 				ops = append(ops, diffOp{'-', ma[i]})
 				i++
+			default:
+				ops = append(ops, diffOp{'+', mb[j]})
+				j++
 			}
 		}
 	}
