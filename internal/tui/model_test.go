@@ -204,8 +204,11 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.press("d")
 	u.press("y")
 	u.wantCall(`session/delete {"sessionId":"s2"}`)
+	// The fork keeps the source's controls: session/set with no change reads them.
+	u.b.answers["session/set"] = map[string]any{"sessionId": "s3", "mode": "full", "model": "big", "title": "current one"}
 	u.press("f") // forks the selected one (s1 now)
 	u.wantCall(`session/fork {"sessionId":"s1"}`)
+	u.wantCall(`session/set {"sessionId":"s3"}`)
 	u.wantCall(`session/new {"agentAlias":"default","sessionId":"s3","keep_siblings":true}`)
 	u.wantCall(`session/attach {"afterSeq":0,"sessionId":"s3"}`)
 	u.wantCall(`session/messages {"limit":1000,"sessionId":"s3"}`)
@@ -215,11 +218,11 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.wantScreen("│ file text")
 	u.wantScreen("old answer")
 	u.wantScreen("turn interrupted: the daemon stopped")
-	if u.m.sid != "s3" || !strings.Contains(statusOf(u.screen()), "old question") {
+	if u.m.sid != "s3" || !strings.Contains(statusOf(u.screen()), " current one · default · big · full") {
 		t.Fatalf("session %s after the fork:\n%s", u.m.sid, u.screen())
 	}
-	if s := u.screen(); strings.Index(s, "forked from") > strings.Index(s, "old question") {
-		t.Fatalf("the transcript is not after the session's notices:\n%s", s)
+	if s := u.screen(); strings.Index(s, "forked from") < strings.Index(s, "old answer") || strings.Index(s, "session s3") > strings.Index(s, "old question") {
+		t.Fatalf("the transcript is not between the session's line and the fork's notice:\n%s", s)
 	}
 
 	// A transcript that cannot be read is said; the session still opens.

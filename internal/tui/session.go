@@ -99,22 +99,23 @@ func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 			if histErr != nil {
 				m.notice(describeError("reading the session's transcript", histErr), true)
 			}
+			info.apply(m)
 			if len(rows) > 0 {
 				m.showHistory(rows)
 			}
-			info.apply(m)
 			return nil
 		}, nil
 	})
 }
 
-// showHistory puts transcript rows after the session's opening notices and before
-// anything that streamed in since.
+// showHistory puts transcript rows after the session's first line (the notices
+// that follow it, such as "forked from", come after them) and before anything that
+// streamed in since.
 func (m *Model) showHistory(rows []client.Message) {
 	blocks, cards := historyBlocks(rows)
 	head := 0
-	for head < len(m.tr.blocks) && m.tr.blocks[head].kind == blockNotice {
-		head++
+	if len(m.tr.blocks) > 0 && m.tr.blocks[0].kind == blockNotice {
+		head = 1
 	}
 	all := make([]*block, 0, len(m.tr.blocks)+len(blocks))
 	all = append(all, m.tr.blocks[:head]...)
@@ -165,10 +166,20 @@ func (c controls) apply(m *Model) {
 	}
 }
 
-// sessionControls reads the session's title (session/list), its agent's model and
-// autonomy (agents/list) and its current model (models/list, when the daemon has it).
+// sessionControls reads the session's mode, model and title: session/set with no
+// change answers them (SPEC §22). A daemon without it, or a principal it refuses,
+// gets the title from session/list, the agent's model and autonomy from agents/list
+// and the current model from models/list.
 func sessionControls(ctx context.Context, b Backend, sid, agent string) controls {
 	var c controls
+	var set struct {
+		Mode  string `json:"mode"`
+		Model string `json:"model"`
+		Title string `json:"title"`
+	}
+	if b.Call(ctx, "session/set", map[string]any{"sessionId": sid}, &set) == nil && set.Mode != "" {
+		return controls{title: set.Title, model: set.Model, mode: set.Mode}
+	}
 	if list, _, err := b.ListSessions(ctx, 1000, ""); err == nil {
 		for _, s := range list {
 			if s.SessionID == sid {
