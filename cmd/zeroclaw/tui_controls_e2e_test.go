@@ -135,7 +135,7 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 	p.typeText("/sessions")
 	p.keys("Enter")
 	p.waitScreen("the picker with both sessions", func(s string) bool {
-		return strings.Count(s, "Controls tour") >= 3 && strings.Contains(selectedRow(s), "●") // two rows and the status line
+		return pickerRows(s, "Controls tour") == 2 && strings.Contains(selectedRow(s), "●")
 	})
 	p.keys("r")
 	p.waitFor("new title: █")
@@ -144,7 +144,7 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 	p.keys("Enter")
 	p.waitStatus(" Forked tour · default")
 	screen = p.waitScreen("the picker's rows renamed", func(s string) bool {
-		return strings.Contains(selectedRow(s), "Forked tour") && strings.Count(s, "Controls tour") == 1
+		return strings.Contains(selectedRow(s), "Forked tour") && pickerRows(s, "Controls tour") == 1
 	})
 	p.keys("q")
 	p.waitScreen("the picker closed", func(s string) bool { return !strings.Contains(s, "Sessions —") })
@@ -157,6 +157,17 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 	p.waitScreen("the fork's context", func(s string) bool {
 		return regexp.MustCompile(`ctx \d+/32k`).MatchString(statusLine(s))
 	})
+}
+
+// pickerRows counts the picker's rows (inside the overlay's border) that contain s.
+func pickerRows(screen, s string) int {
+	n := 0
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "│ ") && strings.Contains(l, s) && !strings.Contains(l, "Sessions —") {
+			n++
+		}
+	}
+	return n
 }
 
 // captureEscapes returns the pane's screen with its colours (escape sequences).
