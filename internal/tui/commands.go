@@ -31,7 +31,8 @@ var commands = []command{
 
 const keysHelp = `Keys: Enter sends · Alt-Enter new line · Up/Down history · Tab completes a command
 Ctrl-C cancels the running turn, twice quits · PgUp/PgDn and the mouse wheel scroll
-Ctrl-O unfolds tool output and thoughts · approvals: y/Enter once, a always, n/Esc reject`
+Ctrl-O unfolds (or folds again) the newest tool output or thought on screen
+Approvals: y/Enter allow once, a always, n/Esc reject`
 
 func helpText() string {
 	var b strings.Builder

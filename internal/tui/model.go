@@ -259,9 +259,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 
 func (m *Model) setTheme(dark bool) {
 	m.th = newTheme(dark, m.opts.NoColor)
-	exp := m.rend.expanded
 	m.rend = newRenderer(m.th)
-	m.rend.expanded = exp
 	m.input.SetStyles(inputStyles(dark))
 	for _, b := range m.tr.blocks {
 		b.segLines, b.segEnd, b.segWidth = nil, 0, 0

@@ -50,6 +50,47 @@ func TestToolCardApprovalOverlayAndFoldedOutput(t *testing.T) {
 	u.wantScreen("5 more lines (Ctrl-O unfolds)")
 }
 
+// Ctrl-O unfolds the newest foldable card on screen, not every card: scrolled up to
+// an older one, it unfolds that one.
+func TestCtrlOUnfoldsTheNewestCardOnScreen(t *testing.T) {
+	u := newUI(t, 80, 24)
+	card := func(id, prefix string) {
+		u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: id, Name: "shell", RawInput: jsontext.Value(`{"command":"seq 12"}`)},
+			client.Update{TurnID: "t1", Type: client.ToolResult, ToolCallID: id, Name: "shell", RawOutput: lines(12, prefix+"%d")})
+	}
+	card("a", "a")
+	u.push(chunk("t1", lines(30, "reply line %d\n")))
+	card("b", "b")
+	u.wantScreen("│ b10")
+	u.press("ctrl+o")
+	u.wantScreen("│ b12")
+	if u.m.cards["a"].unfolded {
+		t.Fatal("Ctrl-O unfolded a card that is not on screen")
+	}
+	u.press("ctrl+o")
+	u.wantScreen("2 more lines (Ctrl-O unfolds)")
+	for range 5 {
+		u.press("pgup")
+	}
+	u.wantScreen("│ a10")
+	if strings.Contains(u.screen(), "│ b") {
+		t.Fatalf("scrolled to the top, the newer card is still on screen:\n%s", u.screen())
+	}
+	u.press("ctrl+o")
+	u.wantScreen("│ a12")
+	if !u.m.cards["a"].unfolded || u.m.cards["b"].unfolded {
+		t.Fatal("Ctrl-O at the top did not unfold the card there alone")
+	}
+	for range 10 {
+		u.press("pgdown")
+	}
+	u.wantScreen("reply line 30")
+	u.push(chunk("t1", "\n\n"+lines(30, "more %d\n")))
+	u.wantScreen("more 30") // drawn: Ctrl-O acts on what the screen shows
+	u.press("ctrl+o")       // only a reply on screen
+	u.wantScreen("Ctrl-O: no folded tool output or thought on screen")
+}
+
 func TestApprovalKeysAndAnotherClientsAnswer(t *testing.T) {
 	for _, c := range []struct{ key, decision string }{
 		{"enter", client.AllowOnce}, {"a", client.AllowAlways}, {"n", client.RejectOnce}, {"esc", client.RejectOnce},
@@ -367,7 +408,8 @@ func TestScrollAndResize(t *testing.T) {
 func TestColoursFollowNoColorAndTheBackground(t *testing.T) {
 	u := newUI(t, 80, 24)
 	u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: "c1", Name: "shell", RawInput: jsontext.Value(`{"command":"ls"}`)})
-	status := u.m.statusLine(80) + strings.Join(u.m.rend.toolCard(u.m.cards["c1"].tool, 80), "\n")
+	card, _ := u.m.rend.toolCard(u.m.cards["c1"].tool, 80, false)
+	status := u.m.statusLine(80) + strings.Join(card, "\n")
 	if strings.Contains(status, "\x1b[38;") || strings.Contains(status, "\x1b[48;") {
 		t.Fatalf("NO_COLOR output carries colours: %q", status)
 	}

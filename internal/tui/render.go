@@ -15,10 +15,9 @@ import (
 // renderer renders blocks: markdown through Glamour (one renderer per width), tool
 // cards, thoughts and notices.
 type renderer struct {
-	th       theme
-	md       map[int]*glamour.TermRenderer
-	expanded bool // Ctrl-O: tool output and thoughts unfolded
-	spin     string
+	th   theme
+	md   map[int]*glamour.TermRenderer
+	spin string
 }
 
 // foldLines is how many lines of a tool's output a folded card shows.
@@ -78,7 +77,8 @@ func (r *renderer) render(b *block, width int) []string {
 	case blockThought:
 		text := strings.TrimSpace(b.text.String())
 		lines := wrap(text, max(1, width-2))
-		if !r.expanded && len(lines) > 1 {
+		b.foldable = len(lines) > 1
+		if !b.unfolded && b.foldable {
 			return []string{th.faint.Render(fmt.Sprintf("∴ thinking (%d lines, Ctrl-O unfolds)", len(lines)))}
 		}
 		for i, l := range lines {
@@ -86,7 +86,9 @@ func (r *renderer) render(b *block, width int) []string {
 		}
 		return lines
 	case blockTool:
-		return r.toolCard(b.tool, width)
+		lines, folds := r.toolCard(b.tool, width, b.unfolded)
+		b.foldable = folds
+		return lines
 	case blockError:
 		return styled(wrap(b.text.String(), width), th.errorText)
 	default:
