@@ -61,7 +61,7 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 		`{"content":"edit the notes","status":"in_progress","priority":"high"},{"content":"ship it","status":"pending"}]}`)
 	p.keys("Enter")
 	screen = p.waitFor("Plan 1/3")
-	for _, want := range []string{"✓ write the notes", "▸ edit the notes", "○ ship it"} {
+	for _, want := range []string{"✓ update_plan 3 entries", "✓ write the notes", "▸ edit the notes (high)", "○ ship it"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the plan lacks %q:\n%s", want, screen)
 		}
@@ -116,6 +116,9 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 	if !regexp.MustCompile(`context compacted: \d+ → \d+ characters`).MatchString(screen) {
 		t.Fatalf("/compact did not compact:\n%s", screen)
 	}
+	p.waitScreen("the context estimated after the compaction", func(s string) bool {
+		return regexp.MustCompile(`ctx ~\d+/32k`).MatchString(statusLine(s))
+	})
 
 	// /sessions: f forks the open session; the fork shows the transcript and keeps
 	// the controls.

@@ -52,6 +52,7 @@ type Model struct {
 	// The session and what the status line says of it.
 	sid, agent, title, model, mode string
 	ctxTokens, ctxWindow           int
+	ctxEstimated                   bool // ctxTokens scaled by a compaction, until the next usage
 	conn                           string
 
 	input   textarea.Model

@@ -451,8 +451,13 @@ func TestCompactNewAndUploadProgress(t *testing.T) {
 	u.typeText("/compact keep the decisions")
 	u.press("enter")
 	u.wantCall(`session/compact {"instructions":"keep the decisions","operationId":"op_`)
+	u.pushRaw(`{"sessionId":"s1","turnId":"t0","seq":6,"type":"usage","inputTokens":5,"outputTokens":7,"contextTokens":3000,"contextWindow":32768}`)
+	u.wantScreen("ctx 3.0k/32k (9%)")
 	u.pushRaw(`{"sessionId":"s1","seq":7,"type":"history_compacted","before":900,"after":300}`)
 	u.wantScreen("context compacted: 900 → 300 characters")
+	u.wantScreen("ctx ~1.0k/32k (3%)") // estimated from the characters until the next usage
+	u.pushRaw(`{"sessionId":"s1","turnId":"t1","seq":8,"type":"usage","inputTokens":5,"outputTokens":7,"contextTokens":1200,"contextWindow":32768}`)
+	u.wantScreen("ctx 1.2k/32k (3%)")
 	u.b.answers["session/compact"] = map[string]any{"sessionId": "s1", "compacted": false, "before": 18, "after": 18}
 	u.typeText("/compact")
 	u.press("enter")
@@ -543,10 +548,12 @@ func TestTypingBeforeTheConnectionKeepsTheText(t *testing.T) {
 
 func TestArgumentSummaryPutsThePathFirst(t *testing.T) {
 	for raw, want := range map[string]string{
-		`{"content":"x","path":"a.txt"}`:   "path=a.txt content=x",
-		`{"command":"ls -l"}`:              "ls -l",
-		`{"timeout_secs":5,"command":"a"}`: "command=a timeout_secs=5",
-		`not json`:                         "not json",
+		`{"content":"x","path":"a.txt"}`:                  "path=a.txt content=x",
+		`{"command":"ls -l"}`:                             "ls -l",
+		`{"timeout_secs":5,"command":"a"}`:                "command=a timeout_secs=5",
+		`not json`:                                        "not json",
+		`{"entries":[{"content":"a"},{"content":"b"}]}`:   "2 entries",
+		`{"choices":["red","green"],"question":"Which?"}`: `question=Which? choices=["red","green"]`,
 	} {
 		if got := argsSummary(jsontext.Value(raw)); got != want {
 			t.Errorf("argsSummary(%s) = %q, want %q", raw, got, want)

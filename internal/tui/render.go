@@ -103,6 +103,16 @@ func styled(lines []string, st interface{ Render(...string) string }) []string {
 	return lines
 }
 
+// objects reports whether a JSON array is not empty and holds only objects.
+func objects(a []any) bool {
+	for _, e := range a {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return len(a) > 0
+}
+
 // argsSummary shows a tool's arguments in one line: the values of a flat object, or
 // the JSON itself.
 func argsSummary(raw jsontext.Value) string {
@@ -135,6 +145,13 @@ func argsSummary(raw jsontext.Value) string {
 		switch x := obj[k].(type) {
 		case string:
 			v = x
+		case []any:
+			if objects(x) { // update_plan's entries: "3 entries"
+				parts = append(parts, fmt.Sprintf("%d %s", len(x), k))
+				continue
+			}
+			b, _ := json.Marshal(x)
+			v = string(b)
 		default:
 			b, _ := json.Marshal(x)
 			v = string(b)

@@ -66,7 +66,7 @@ func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 	m.sid, m.agent = s.SessionID, s.AgentAlias
 	m.tr.reset()
 	m.cards, m.plan, m.approvals, m.attached = map[string]*block{}, nil, nil, nil
-	m.title, m.model, m.mode, m.ctxTokens, m.ctxWindow = "", "", "", 0, 0
+	m.title, m.model, m.mode, m.ctxTokens, m.ctxWindow, m.ctxEstimated = "", "", "", 0, 0, false
 	m.notice(fmt.Sprintf("session %s · agent %s · /help for keys and commands", s.SessionID, s.AgentAlias), false)
 	for _, n := range notes {
 		m.notice(n, false)
