@@ -160,6 +160,47 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 	p.waitScreen("the fork's context", func(s string) bool {
 		return regexp.MustCompile(`ctx \d+/32k`).MatchString(statusLine(s))
 	})
+
+	// Back to the source, then resumed again, the fork shows the rows it copied
+	// (which have no updates to replay) before its own turn.
+	p.typeText("/sessions")
+	p.keys("Enter")
+	p.pickRow("Controls tour")
+	p.keys("Enter")
+	p.waitStatus(" Controls tour · default · echo-large · full")
+	p.typeText("/sessions")
+	p.keys("Enter")
+	p.pickRow("Forked tour")
+	p.keys("Enter")
+	p.waitStatus(" Forked tour · default · echo-large · full")
+	screen = p.waitFor("echo: in the fork")
+	if i, j := strings.Index(screen, "echo: word0 word1"), strings.Index(screen, "› in the fork"); i < 0 || i > j {
+		t.Fatalf("the resumed fork lacks its copied rows before its own turn:\n%s", screen)
+	}
+}
+
+// pickRow moves the open picker's cursor (▸) to the row containing s.
+func (p *tmuxPane) pickRow(s string) {
+	p.t.Helper()
+	screen := p.waitScreen("the picker with "+s, func(screen string) bool { return pickerRows(screen, s) > 0 && selectedRow(screen) != "" })
+	lines := strings.Split(screen, "\n")
+	row, cur := -1, -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "│ ") && strings.Contains(l, s) && row < 0 {
+			row = i
+		}
+		if strings.Contains(l, "│ ▸") {
+			cur = i
+		}
+	}
+	key := "Down"
+	if row < cur {
+		key = "Up"
+	}
+	for range max(row-cur, cur-row) {
+		p.keys(key)
+	}
+	p.waitScreen(s+" selected", func(screen string) bool { return strings.Contains(selectedRow(screen), s) })
 }
 
 // pickerRows counts the picker's rows (inside the overlay's border) that contain s.

@@ -279,6 +279,63 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	}
 }
 
+// rowsAnswer answers session/messages from rows as the daemon does: the newest
+// limit rows with index < before.
+func rowsAnswer(rows ...string) func(map[string]any) any {
+	return func(p map[string]any) any {
+		var out []map[string]any
+		for i, r := range rows {
+			role, text, _ := strings.Cut(r, ":")
+			if b, ok := p["before"].(float64); ok && i >= int(b) {
+				break
+			}
+			out = append(out, map[string]any{"index": i, "role": role, "text": text})
+		}
+		if l := int(p["limit"].(float64)); len(out) > l {
+			out = out[len(out)-l:]
+		}
+		return map[string]any{"messages": out, "total": len(rows)}
+	}
+}
+
+// A resumed session shows the rows its replay lacks (a fork's copied rows, turns the
+// replay log dropped) before the replayed turns; a complete replay reads one row.
+func TestResumeShowsTheRowsTheReplayLacks(t *testing.T) {
+	u := newUI(t, 80, 24)
+	u.b.sessions = []client.ListedSession{{SessionID: "s2", AgentAlias: "default", Title: "the fork"}}
+	u.b.answers["session/messages"] = rowsAnswer("user:old question", "assistant:old answer", "user:new question", "assistant:new answer")
+	u.b.attach = []client.Update{{TurnID: "t9", Seq: 1, Type: client.UserMessage, Text: "new question"}, chunk("t9", "new answer")}
+	u.typeText("/sessions")
+	u.press("enter")
+	u.press("enter")
+	u.wantCall(`session/messages {"before":1,"limit":1,"sessionId":"s2"}`)
+	u.wantCall(`session/messages {"limit":200,"sessionId":"s2"}`)
+	u.wantCall(`session/messages {"before":2,"limit":1000,"sessionId":"s2"}`)
+	s := u.screen()
+	order := []string{"session s2", "old question", "old answer", "new question", "new answer"}
+	for i := 1; i < len(order); i++ {
+		if strings.Index(s, order[i-1]) < 0 || strings.Index(s, order[i-1]) > strings.Index(s, order[i]) {
+			t.Fatalf("%q is not before %q:\n%s", order[i-1], order[i], s)
+		}
+	}
+	if strings.Count(s, "› new question") != 1 || !strings.Contains(statusOf(s), " the fork · default") {
+		t.Fatalf("a replayed turn is shown twice:\n%s", s)
+	}
+
+	// A complete replay: its first prompt is the transcript's first row.
+	u = newUI(t, 80, 24)
+	u.b.sessions = []client.ListedSession{{SessionID: "s2", AgentAlias: "default", Title: "whole"}}
+	u.b.answers["session/messages"] = rowsAnswer("user:first", "assistant:one")
+	u.b.attach = []client.Update{{TurnID: "t1", Seq: 1, Type: client.UserMessage, Text: "first"}, chunk("t1", "one")}
+	u.typeText("/sessions")
+	u.press("enter")
+	u.press("enter")
+	u.wantScreen("› first")
+	if strings.Count(u.screen(), "› first") != 1 || u.b.called(`session/messages {"limit":200`) {
+		t.Fatalf("a complete replay got rows added:\n%s\ncalls: %v", u.screen(), u.b.calls)
+	}
+}
+
 // statusOf is a screen's last line.
 func statusOf(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")

@@ -59,9 +59,10 @@ func describeError(what string, err error) string {
 }
 
 // enterSession shows a session that was just opened or attached: its past turns are
-// replayed (session/attach from seq 0), or, when it has rows but no updates to
-// replay (a fork), read from its transcript; its controls are read. notes are lines
-// shown after the session's own.
+// replayed (session/attach from seq 0); rows of its transcript the replay lacks (a
+// fork's copied rows, turns the replay log no longer keeps) are read from
+// session/messages; its controls are read. notes are lines shown after the
+// session's own.
 func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 	m.sid, m.agent = s.SessionID, s.AgentAlias
 	m.tr.reset()
@@ -78,18 +79,19 @@ func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 		var rows []client.Message
 		var histErr error // the transcript could not be read: said, the session still opens
 		if replay {
-			r, err := b.Attach(ctx, sid, 0, push)
-			if err != nil {
+			seen := &replaySeen{}
+			truncated := false
+			if _, err := b.Attach(ctx, sid, 0, seen.wrap(push)); err != nil {
 				var e *client.Error
 				if !errors.As(err, &e) || e.Reason() != "replay_truncated" {
 					return nil, err
 				}
-				if _, err := b.Attach(ctx, sid, keptAfter(e), push); err != nil {
+				truncated = true
+				if _, err := b.Attach(ctx, sid, keptAfter(e), seen.wrap(push)); err != nil {
 					return nil, err
 				}
-			} else if r.Replayed == 0 {
-				rows, histErr = loadTranscript(ctx, b, sid)
 			}
+			rows, histErr = missingRows(ctx, b, sid, seen, truncated)
 		}
 		info := sessionControls(ctx, b, sid, agent)
 		return func(m *Model) tea.Cmd {
@@ -108,9 +110,9 @@ func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 	})
 }
 
-// showHistory puts transcript rows after the session's first line (the notices
-// that follow it, such as "forked from", come after them) and before anything that
-// streamed in since.
+// showHistory puts transcript rows the replay lacked after the session's first line:
+// the notices that follow it (such as "forked from") and the replayed turns come
+// after them.
 func (m *Model) showHistory(rows []client.Message) {
 	blocks, cards := historyBlocks(rows)
 	head := 0
@@ -154,8 +156,11 @@ type controls struct {
 	title, model, mode string
 }
 
+// apply shows the controls read; the title, when there is one, replaces the one
+// derived from the first prompt replayed (a fork's first replayed prompt is not its
+// first).
 func (c controls) apply(m *Model) {
-	if m.title == "" {
+	if c.title != "" {
 		m.title = c.title
 	}
 	if m.model == "" {

@@ -3,26 +3,101 @@ package tui
 import (
 	"context"
 	"encoding/json/jsontext"
+	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/client"
 )
 
-// historyRows is how many rows of the visible transcript a session with nothing to
-// replay shows (the newest).
+// historyRows is how many rows of the visible transcript are shown of what the
+// replay lacks (the newest of them).
 const historyRows = 1000
 
-// loadTranscript reads the newest rows of a session's visible transcript
-// (session/messages). A session that has rows but no updates to replay (a fork: its
-// seqs start at 1 with a copy of the transcript) is shown from them.
-func loadTranscript(ctx context.Context, b Backend, sid string) ([]client.Message, error) {
+// replaySeen is what an attach's replay held: its updates and the text of its first
+// prompt (user_message). The client hands every replayed update over before Attach
+// returns; the mutex is for the goroutine it does so on.
+type replaySeen struct {
+	mu        sync.Mutex
+	updates   int
+	prompts   int
+	firstText string
+}
+
+func (r *replaySeen) wrap(push func(client.Update)) func(client.Update) {
+	return func(u client.Update) {
+		r.mu.Lock()
+		r.updates++
+		if u.Type == client.UserMessage {
+			if r.prompts == 0 {
+				r.firstText = u.Text
+			}
+			r.prompts++
+		}
+		r.mu.Unlock()
+		push(u)
+	}
+}
+
+// rowsPage is one page of session/messages: rows with index < before (all when
+// before < 0), the newest limit of them.
+func rowsPage(ctx context.Context, b Backend, sid string, before, limit int) ([]client.Message, error) {
+	params := map[string]any{"sessionId": sid, "limit": limit}
+	if before >= 0 {
+		params["before"] = before
+	}
 	var r struct {
 		Messages []client.Message `json:"messages"`
-		Total    int              `json:"total"`
 	}
-	if err := b.Call(ctx, "session/messages", map[string]any{"sessionId": sid, "limit": historyRows}, &r); err != nil {
+	if err := b.Call(ctx, "session/messages", params, &r); err != nil {
 		return nil, err
 	}
 	return r.Messages, nil
+}
+
+// missingRows reads the rows of the visible transcript that the replay lacks: those
+// before the first prompt it replayed. A replay whose first prompt is the
+// transcript's first row lacks none (one row read); a fork, whose copied rows have no
+// updates (its seqs start at 1), or a replay the daemon cut short, lacks the older
+// rows; of them the newest historyRows are read.
+func missingRows(ctx context.Context, b Backend, sid string, seen *replaySeen, truncated bool) ([]client.Message, error) {
+	seen.mu.Lock()
+	prompts, firstText := seen.prompts, seen.firstText
+	seen.mu.Unlock()
+	if !truncated && prompts > 0 {
+		first, err := rowsPage(ctx, b, sid, 1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(first) == 0 || first[0].Role == client.RoleUser && first[0].Text == firstText {
+			return nil, nil
+		}
+	}
+	// Find the row of the first replayed prompt: the prompts-th user row from the end.
+	before := -1
+	for found := 0; found < prompts; {
+		page, err := rowsPage(ctx, b, sid, before, 200)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			return nil, nil // fewer prompts in the transcript than replayed: none lacks
+		}
+		for i := len(page) - 1; i >= 0 && found < prompts; i-- {
+			if page[i].Role == client.RoleUser {
+				found++
+				before = page[i].Index
+			}
+		}
+		if found < prompts {
+			before = page[0].Index
+			if before == 0 {
+				return nil, nil
+			}
+		}
+	}
+	if before == 0 {
+		return nil, nil
+	}
+	return rowsPage(ctx, b, sid, before, historyRows)
 }
 
 // historyBlocks turns transcript rows into blocks: prompts, replies, tool cards with
