@@ -304,6 +304,8 @@ func TestChatSessionControls(t *testing.T) {
 	p.waitFor(`model "gpt-nope" is not one of agent default's models`, 1)
 	p.typeLine("/title Pty work")
 	p.waitFor(`title "Pty work"`, 1)
+	p.typeLine(`/tool update_plan {"entries":[{"content":"read","status":"completed"},{"content":"write","status":"in_progress","priority":"high"},{"content":"ship","status":"pending"}]}`)
+	p.waitFor("plan (1/3 done):\r\n  [x] read\r\n  [>] write (high)\r\n  [ ] ship\r\n", 1)
 	p.typeLine(strings.Repeat("many words here ", 30))
 	p.waitFor("echo: many words", 1)
 	p.typeLine("/compact keep it short")

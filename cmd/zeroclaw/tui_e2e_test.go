@@ -271,10 +271,11 @@ func rowOf(screen, s string) int {
 	return -1
 }
 
-// selectedRow is the picker's row under the cursor (marked ▸).
+// selectedRow is the picker's row under the cursor (marked ▸, inside the overlay's
+// border: a plan's entry in progress is marked ▸ too).
 func selectedRow(screen string) string {
 	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, "▸") {
+		if strings.Contains(l, "│ ▸") {
 			return l
 		}
 	}

@@ -50,7 +50,38 @@ func (ch *chat) render(u client.Update) {
 	case client.HistoryCompacted:
 		ch.endLine()
 		ch.printf("%s(history compacted: %d → %d characters)%s\n", faint, u.Before, u.After, reset)
+	case client.Plan:
+		ch.endLine()
+		ch.printf("%s", planText(u.Entries))
 	}
+}
+
+// planText is a plan as a checklist: [x] completed, [>] in progress, [ ] pending,
+// with the priority when the model gave one.
+func planText(entries []client.PlanEntry) string {
+	done := 0
+	for _, e := range entries {
+		if e.Status == "completed" {
+			done++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan (%d/%d done):\n", done, len(entries))
+	for _, e := range entries {
+		mark := "[ ]"
+		switch e.Status {
+		case "completed":
+			mark = "[x]"
+		case "in_progress":
+			mark = "[>]"
+		}
+		fmt.Fprintf(&b, "  %s %s", mark, clip(e.Content, 200))
+		if e.Priority != "" {
+			fmt.Fprintf(&b, " (%s)", e.Priority)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // approve asks the user about one approval request and answers it.

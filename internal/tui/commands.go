@@ -31,7 +31,8 @@ var commands = []command{
 
 const keysHelp = `Keys: Enter sends · Alt-Enter new line · Up/Down history · Tab completes a command
 Ctrl-C cancels the running turn, twice quits · PgUp/PgDn and the mouse wheel scroll
-Ctrl-O unfolds tool output and thoughts · approvals: y/Enter once, a always, n/Esc reject`
+Ctrl-O unfolds (or folds again) the newest tool output or thought on screen
+Approvals: y/Enter allow once, a always, n/Esc reject`
 
 func helpText() string {
 	var b strings.Builder
@@ -105,8 +106,10 @@ func (m *Model) compact(instructions string) tea.Cmd {
 			params["instructions"] = instructions
 		}
 		var r struct {
-			Compacted     bool `json:"compacted"`
-			Before, After int
+			Compacted bool `json:"compacted"`
+			Before    int  `json:"before"`
+			After     int  `json:"after"`
+			Cancelled bool `json:"cancelled"`
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 200*time.Second) // the daemon's deadline is 180 s
 		defer cancel()
@@ -114,6 +117,10 @@ func (m *Model) compact(instructions string) tea.Cmd {
 			return nil, err
 		}
 		return func(m *Model) tea.Cmd {
+			if r.Cancelled {
+				m.notice("compaction cancelled; the context is unchanged", false)
+				return nil
+			}
 			if !r.Compacted {
 				m.notice(fmt.Sprintf("not compacted: the summary was not smaller than the context (%d characters)", r.Before), false)
 			}

@@ -29,8 +29,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.tr.scrollBy(-max(1, m.height-8))
 		return nil
 	case "ctrl+o":
-		m.rend.expanded = !m.rend.expanded
-		m.invalidate()
+		if !m.tr.toggleFold() {
+			m.hint = "Ctrl-O: no folded tool output or thought on screen"
+		}
 		return nil
 	case "ctrl+d":
 		if m.input.Value() == "" {

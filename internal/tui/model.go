@@ -52,6 +52,7 @@ type Model struct {
 	// The session and what the status line says of it.
 	sid, agent, title, model, mode string
 	ctxTokens, ctxWindow           int
+	ctxEstimated                   bool // ctxTokens scaled by a compaction, until the next usage
 	conn                           string
 
 	input   textarea.Model
@@ -259,9 +260,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 
 func (m *Model) setTheme(dark bool) {
 	m.th = newTheme(dark, m.opts.NoColor)
-	exp := m.rend.expanded
 	m.rend = newRenderer(m.th)
-	m.rend.expanded = exp
 	m.input.SetStyles(inputStyles(dark))
 	for _, b := range m.tr.blocks {
 		b.segLines, b.segEnd, b.segWidth = nil, 0, 0

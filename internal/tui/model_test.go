@@ -50,6 +50,47 @@ func TestToolCardApprovalOverlayAndFoldedOutput(t *testing.T) {
 	u.wantScreen("5 more lines (Ctrl-O unfolds)")
 }
 
+// Ctrl-O unfolds the newest foldable card on screen, not every card: scrolled up to
+// an older one, it unfolds that one.
+func TestCtrlOUnfoldsTheNewestCardOnScreen(t *testing.T) {
+	u := newUI(t, 80, 24)
+	card := func(id, prefix string) {
+		u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: id, Name: "shell", RawInput: jsontext.Value(`{"command":"seq 12"}`)},
+			client.Update{TurnID: "t1", Type: client.ToolResult, ToolCallID: id, Name: "shell", RawOutput: lines(12, prefix+"%d")})
+	}
+	card("a", "a")
+	u.push(chunk("t1", lines(30, "reply line %d\n")))
+	card("b", "b")
+	u.wantScreen("│ b10")
+	u.press("ctrl+o")
+	u.wantScreen("│ b12")
+	if u.m.cards["a"].unfolded {
+		t.Fatal("Ctrl-O unfolded a card that is not on screen")
+	}
+	u.press("ctrl+o")
+	u.wantScreen("2 more lines (Ctrl-O unfolds)")
+	for range 5 {
+		u.press("pgup")
+	}
+	u.wantScreen("│ a10")
+	if strings.Contains(u.screen(), "│ b") {
+		t.Fatalf("scrolled to the top, the newer card is still on screen:\n%s", u.screen())
+	}
+	u.press("ctrl+o")
+	u.wantScreen("│ a12")
+	if !u.m.cards["a"].unfolded || u.m.cards["b"].unfolded {
+		t.Fatal("Ctrl-O at the top did not unfold the card there alone")
+	}
+	for range 10 {
+		u.press("pgdown")
+	}
+	u.wantScreen("reply line 30")
+	u.push(chunk("t1", "\n\n"+lines(30, "more %d\n")))
+	u.wantScreen("more 30") // drawn: Ctrl-O acts on what the screen shows
+	u.press("ctrl+o")       // only a reply on screen
+	u.wantScreen("Ctrl-O: no folded tool output or thought on screen")
+}
+
 func TestApprovalKeysAndAnotherClientsAnswer(t *testing.T) {
 	for _, c := range []struct{ key, decision string }{
 		{"enter", client.AllowOnce}, {"a", client.AllowAlways}, {"n", client.RejectOnce}, {"esc", client.RejectOnce},
@@ -174,7 +215,15 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.b.answers["session/set"] = map[string]any{}
 	u.b.answers["session/delete"] = map[string]any{"sessionId": "s2", "deleted": true}
 	u.b.answers["session/fork"] = map[string]any{"sessionId": "s3"}
-	u.b.attach = []client.Update{{TurnID: "old", Seq: 1, Type: client.UserMessage, Text: "old question"}, chunk("old", "old answer")}
+	// A fork has no updates to replay (its seqs start at 1): it is shown from its
+	// transcript rows.
+	u.b.answers["session/messages"] = map[string]any{"sessionId": "s3", "total": 5, "messages": []map[string]any{
+		{"index": 0, "role": "user", "text": "old question"},
+		{"index": 1, "role": "tool_call", "text": `{"path":"a.txt"}`, "toolCallId": "tc_1", "name": "read_file"},
+		{"index": 2, "role": "tool_result", "text": "file text", "toolCallId": "tc_1", "name": "read_file"},
+		{"index": 3, "role": "assistant", "text": "old answer"},
+		{"index": 4, "role": "marker", "text": "turn interrupted: the daemon stopped before it finished", "interrupted": true},
+	}}
 	u.typeText("/sessions")
 	u.press("enter")
 	u.golden("sessions_picker")
@@ -196,14 +245,101 @@ func TestSessionsPickerResumesRenamesDeletesForks(t *testing.T) {
 	u.press("d")
 	u.press("y")
 	u.wantCall(`session/delete {"sessionId":"s2"}`)
+	// The fork keeps the source's controls: session/set with no change reads them.
+	u.b.answers["session/set"] = map[string]any{"sessionId": "s3", "mode": "full", "model": "big", "title": "current one"}
 	u.press("f") // forks the selected one (s1 now)
 	u.wantCall(`session/fork {"sessionId":"s1"}`)
+	u.wantCall(`session/set {"sessionId":"s3"}`)
 	u.wantCall(`session/new {"agentAlias":"default","sessionId":"s3","keep_siblings":true}`)
 	u.wantCall(`session/attach {"afterSeq":0,"sessionId":"s3"}`)
+	u.wantCall(`session/messages {"limit":1000,"sessionId":"s3"}`)
+	u.wantScreen(`forked from "current one" (s1)`)
+	u.wantScreen("› old question")
+	u.wantScreen("✓ read_file a.txt")
+	u.wantScreen("│ file text")
 	u.wantScreen("old answer")
-	if u.m.sid != "s3" {
-		t.Fatalf("session %s after the fork", u.m.sid)
+	u.wantScreen("turn interrupted: the daemon stopped")
+	if u.m.sid != "s3" || !strings.Contains(statusOf(u.screen()), " current one · default · big · full") {
+		t.Fatalf("session %s after the fork:\n%s", u.m.sid, u.screen())
 	}
+	if s := u.screen(); strings.Index(s, "forked from") < strings.Index(s, "old answer") || strings.Index(s, "session s3") > strings.Index(s, "old question") {
+		t.Fatalf("the transcript is not between the session's line and the fork's notice:\n%s", s)
+	}
+
+	// A transcript that cannot be read is said; the session still opens.
+	u.b.errs["session/messages"] = &client.Error{Code: client.CodeInternalError, Message: "storage failed"}
+	u.b.answers["session/fork"] = map[string]any{"sessionId": "s4"}
+	u.typeText("/sessions")
+	u.press("enter")
+	u.press("f")
+	u.wantScreen("reading the session's transcript: ")
+	u.wantScreen("storage failed")
+	if u.m.sid != "s4" {
+		t.Fatalf("session %s after a fork whose transcript failed", u.m.sid)
+	}
+}
+
+// rowsAnswer answers session/messages from rows as the daemon does: the newest
+// limit rows with index < before.
+func rowsAnswer(rows ...string) func(map[string]any) any {
+	return func(p map[string]any) any {
+		var out []map[string]any
+		for i, r := range rows {
+			role, text, _ := strings.Cut(r, ":")
+			if b, ok := p["before"].(float64); ok && i >= int(b) {
+				break
+			}
+			out = append(out, map[string]any{"index": i, "role": role, "text": text})
+		}
+		if l := int(p["limit"].(float64)); len(out) > l {
+			out = out[len(out)-l:]
+		}
+		return map[string]any{"messages": out, "total": len(rows)}
+	}
+}
+
+// A resumed session shows the rows its replay lacks (a fork's copied rows, turns the
+// replay log dropped) before the replayed turns; a complete replay reads one row.
+func TestResumeShowsTheRowsTheReplayLacks(t *testing.T) {
+	u := newUI(t, 80, 24)
+	u.b.sessions = []client.ListedSession{{SessionID: "s2", AgentAlias: "default", Title: "the fork"}}
+	u.b.answers["session/messages"] = rowsAnswer("user:old question", "assistant:old answer", "user:new question", "assistant:new answer")
+	u.b.attach = []client.Update{{TurnID: "t9", Seq: 1, Type: client.UserMessage, Text: "new question"}, chunk("t9", "new answer")}
+	u.typeText("/sessions")
+	u.press("enter")
+	u.press("enter")
+	u.wantCall(`session/messages {"before":1,"limit":1,"sessionId":"s2"}`)
+	u.wantCall(`session/messages {"limit":200,"sessionId":"s2"}`)
+	u.wantCall(`session/messages {"before":2,"limit":1000,"sessionId":"s2"}`)
+	s := u.screen()
+	order := []string{"session s2", "old question", "old answer", "new question", "new answer"}
+	for i := 1; i < len(order); i++ {
+		if strings.Index(s, order[i-1]) < 0 || strings.Index(s, order[i-1]) > strings.Index(s, order[i]) {
+			t.Fatalf("%q is not before %q:\n%s", order[i-1], order[i], s)
+		}
+	}
+	if strings.Count(s, "› new question") != 1 || !strings.Contains(statusOf(s), " the fork · default") {
+		t.Fatalf("a replayed turn is shown twice:\n%s", s)
+	}
+
+	// A complete replay: its first prompt is the transcript's first row.
+	u = newUI(t, 80, 24)
+	u.b.sessions = []client.ListedSession{{SessionID: "s2", AgentAlias: "default", Title: "whole"}}
+	u.b.answers["session/messages"] = rowsAnswer("user:first", "assistant:one")
+	u.b.attach = []client.Update{{TurnID: "t1", Seq: 1, Type: client.UserMessage, Text: "first"}, chunk("t1", "one")}
+	u.typeText("/sessions")
+	u.press("enter")
+	u.press("enter")
+	u.wantScreen("› first")
+	if strings.Count(u.screen(), "› first") != 1 || u.b.called(`session/messages {"limit":200`) {
+		t.Fatalf("a complete replay got rows added:\n%s\ncalls: %v", u.screen(), u.b.calls)
+	}
+}
+
+// statusOf is a screen's last line.
+func statusOf(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	return lines[len(lines)-1]
 }
 
 func TestCtrlCCancelsTheTurnAndTwiceQuits(t *testing.T) {
@@ -329,7 +465,8 @@ func TestScrollAndResize(t *testing.T) {
 func TestColoursFollowNoColorAndTheBackground(t *testing.T) {
 	u := newUI(t, 80, 24)
 	u.push(client.Update{TurnID: "t1", Type: client.ToolCall, ToolCallID: "c1", Name: "shell", RawInput: jsontext.Value(`{"command":"ls"}`)})
-	status := u.m.statusLine(80) + strings.Join(u.m.rend.toolCard(u.m.cards["c1"].tool, 80), "\n")
+	card, _ := u.m.rend.toolCard(u.m.cards["c1"].tool, 80, false)
+	status := u.m.statusLine(80) + strings.Join(card, "\n")
 	if strings.Contains(status, "\x1b[38;") || strings.Contains(status, "\x1b[48;") {
 		t.Fatalf("NO_COLOR output carries colours: %q", status)
 	}
@@ -371,8 +508,21 @@ func TestCompactNewAndUploadProgress(t *testing.T) {
 	u.typeText("/compact keep the decisions")
 	u.press("enter")
 	u.wantCall(`session/compact {"instructions":"keep the decisions","operationId":"op_`)
+	u.pushRaw(`{"sessionId":"s1","turnId":"t0","seq":6,"type":"usage","inputTokens":5,"outputTokens":7,"contextTokens":3000,"contextWindow":32768}`)
+	u.wantScreen("ctx 3.0k/32k (9%)")
 	u.pushRaw(`{"sessionId":"s1","seq":7,"type":"history_compacted","before":900,"after":300}`)
 	u.wantScreen("context compacted: 900 → 300 characters")
+	u.wantScreen("ctx ~1.0k/32k (3%)") // estimated from the characters until the next usage
+	u.pushRaw(`{"sessionId":"s1","turnId":"t1","seq":8,"type":"usage","inputTokens":5,"outputTokens":7,"contextTokens":1200,"contextWindow":32768}`)
+	u.wantScreen("ctx 1.2k/32k (3%)")
+	u.b.answers["session/compact"] = map[string]any{"sessionId": "s1", "compacted": false, "before": 18, "after": 18}
+	u.typeText("/compact")
+	u.press("enter")
+	u.wantScreen("not compacted: the summary was not smaller than the context (18 characters)")
+	u.b.answers["session/compact"] = map[string]any{"sessionId": "s1", "compacted": false, "cancelled": true, "before": 18, "after": 18}
+	u.typeText("/compact")
+	u.press("enter")
+	u.wantScreen("compaction cancelled; the context is unchanged")
 
 	u.m.upload = &uploadState{name: "data.csv", bar: u.m.progressBar()}
 	u.send(uploadMsg{done: 1 << 20, total: 4 << 20})
@@ -455,10 +605,12 @@ func TestTypingBeforeTheConnectionKeepsTheText(t *testing.T) {
 
 func TestArgumentSummaryPutsThePathFirst(t *testing.T) {
 	for raw, want := range map[string]string{
-		`{"content":"x","path":"a.txt"}`:   "path=a.txt content=x",
-		`{"command":"ls -l"}`:              "ls -l",
-		`{"timeout_secs":5,"command":"a"}`: "command=a timeout_secs=5",
-		`not json`:                         "not json",
+		`{"content":"x","path":"a.txt"}`:                  "path=a.txt content=x",
+		`{"command":"ls -l"}`:                             "ls -l",
+		`{"timeout_secs":5,"command":"a"}`:                "command=a timeout_secs=5",
+		`not json`:                                        "not json",
+		`{"entries":[{"content":"a"},{"content":"b"}]}`:   "2 entries",
+		`{"choices":["red","green"],"question":"Which?"}`: `question=Which? choices=["red","green"]`,
 	} {
 		if got := argsSummary(jsontext.Value(raw)); got != want {
 			t.Errorf("argsSummary(%s) = %q, want %q", raw, got, want)

@@ -186,7 +186,7 @@ func (p *picker) key(k tea.KeyPressMsg, m *Model) tea.Cmd {
 	case "f":
 		if p.kind == pickSessions && len(p.items) > 0 {
 			m.picker = nil
-			return m.forkSession(p.items[p.cur].id)
+			return m.forkSession(p.items[p.cur].id, p.items[p.cur].label)
 		}
 	}
 	return nil
@@ -239,7 +239,7 @@ func (p *picker) view(th theme, width, height int) string {
 }
 
 // resume switches to a session: attached, its stored updates replayed.
-func (m *Model) resume(sid, agent string) tea.Cmd {
+func (m *Model) resume(sid, agent string, notes ...string) tea.Cmd {
 	if sid == m.sid {
 		return nil
 	}
@@ -252,7 +252,7 @@ func (m *Model) resume(sid, agent string) tea.Cmd {
 			return nil, err
 		}
 		s.Resumed = true
-		return func(m *Model) tea.Cmd { return m.enterSession(s) }, nil
+		return func(m *Model) tea.Cmd { return m.enterSession(s, notes...) }, nil
 	})
 }
 
@@ -292,7 +292,7 @@ func (m *Model) deleteSession(sid string) tea.Cmd {
 	})
 }
 
-func (m *Model) forkSession(sid string) tea.Cmd {
+func (m *Model) forkSession(sid, label string) tea.Cmd {
 	return m.call("forking the session (session/fork)", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
 		var r struct {
 			SessionID string `json:"sessionId"`
@@ -301,8 +301,7 @@ func (m *Model) forkSession(sid string) tea.Cmd {
 			return nil, err
 		}
 		return func(m *Model) tea.Cmd {
-			m.notice("forked into "+r.SessionID, false)
-			return m.resume(r.SessionID, "")
+			return m.resume(r.SessionID, "", fmt.Sprintf("forked from %q (%s)", label, sid))
 		}, nil
 	})
 }

@@ -15,10 +15,9 @@ import (
 // renderer renders blocks: markdown through Glamour (one renderer per width), tool
 // cards, thoughts and notices.
 type renderer struct {
-	th       theme
-	md       map[int]*glamour.TermRenderer
-	expanded bool // Ctrl-O: tool output and thoughts unfolded
-	spin     string
+	th   theme
+	md   map[int]*glamour.TermRenderer
+	spin string
 }
 
 // foldLines is how many lines of a tool's output a folded card shows.
@@ -78,7 +77,8 @@ func (r *renderer) render(b *block, width int) []string {
 	case blockThought:
 		text := strings.TrimSpace(b.text.String())
 		lines := wrap(text, max(1, width-2))
-		if !r.expanded && len(lines) > 1 {
+		b.foldable = len(lines) > 1
+		if !b.unfolded && b.foldable {
 			return []string{th.faint.Render(fmt.Sprintf("∴ thinking (%d lines, Ctrl-O unfolds)", len(lines)))}
 		}
 		for i, l := range lines {
@@ -86,7 +86,9 @@ func (r *renderer) render(b *block, width int) []string {
 		}
 		return lines
 	case blockTool:
-		return r.toolCard(b.tool, width)
+		lines, folds := r.toolCard(b.tool, width, b.unfolded)
+		b.foldable = folds
+		return lines
 	case blockError:
 		return styled(wrap(b.text.String(), width), th.errorText)
 	default:
@@ -99,6 +101,16 @@ func styled(lines []string, st interface{ Render(...string) string }) []string {
 		lines[i] = st.Render(l)
 	}
 	return lines
+}
+
+// objects reports whether a JSON array is not empty and holds only objects.
+func objects(a []any) bool {
+	for _, e := range a {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return len(a) > 0
 }
 
 // argsSummary shows a tool's arguments in one line: the values of a flat object, or
@@ -133,6 +145,13 @@ func argsSummary(raw jsontext.Value) string {
 		switch x := obj[k].(type) {
 		case string:
 			v = x
+		case []any:
+			if objects(x) { // update_plan's entries: "3 entries"
+				parts = append(parts, fmt.Sprintf("%d %s", len(x), k))
+				continue
+			}
+			b, _ := json.Marshal(x)
+			v = string(b)
 		default:
 			b, _ := json.Marshal(x)
 			v = string(b)

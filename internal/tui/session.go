@@ -5,6 +5,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -58,37 +59,85 @@ func describeError(what string, err error) string {
 }
 
 // enterSession shows a session that was just opened or attached: its past turns are
-// replayed (session/attach from seq 0) and its controls read.
-func (m *Model) enterSession(s *client.Session) tea.Cmd {
+// replayed (session/attach from seq 0); rows of its transcript the replay lacks (a
+// fork's copied rows, turns the replay log no longer keeps) are read from
+// session/messages; its controls are read. notes are lines shown after the
+// session's own.
+func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 	m.sid, m.agent = s.SessionID, s.AgentAlias
 	m.tr.reset()
 	m.cards, m.plan, m.approvals, m.attached = map[string]*block{}, nil, nil, nil
-	m.title, m.model, m.mode, m.ctxTokens, m.ctxWindow = "", "", "", 0, 0
+	m.title, m.model, m.mode, m.ctxTokens, m.ctxWindow, m.ctxEstimated = "", "", "", 0, 0, false
 	m.notice(fmt.Sprintf("session %s · agent %s · /help for keys and commands", s.SessionID, s.AgentAlias), false)
+	for _, n := range notes {
+		m.notice(n, false)
+	}
 	sid, agent := s.SessionID, s.AgentAlias
 	replay := s.Resumed || s.MessageCount > 0
 	push := m.inbox.push
 	return m.call("opening the session", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
+		var rows []client.Message
+		var histErr error // the transcript could not be read: said, the session still opens
 		if replay {
-			if _, err := b.Attach(ctx, sid, 0, push); err != nil {
+			seen := &replaySeen{}
+			truncated := false
+			if _, err := b.Attach(ctx, sid, 0, seen.wrap(push)); err != nil {
 				var e *client.Error
 				if !errors.As(err, &e) || e.Reason() != "replay_truncated" {
 					return nil, err
 				}
-				if _, err := b.Attach(ctx, sid, keptAfter(e), push); err != nil {
+				truncated = true
+				if _, err := b.Attach(ctx, sid, keptAfter(e), seen.wrap(push)); err != nil {
 					return nil, err
 				}
 			}
+			rows, histErr = missingRows(ctx, b, sid, seen, truncated)
 		}
 		info := sessionControls(ctx, b, sid, agent)
 		return func(m *Model) tea.Cmd {
 			if m.sid != sid {
 				return nil
 			}
+			if histErr != nil {
+				m.notice(describeError("reading the session's transcript", histErr), true)
+			}
 			info.apply(m)
+			if len(rows) > 0 {
+				m.showHistory(rows)
+			}
 			return nil
 		}, nil
 	})
+}
+
+// showHistory puts transcript rows the replay lacked after the session's first line:
+// the notices that follow it (such as "forked from") and the replayed turns come
+// after them.
+func (m *Model) showHistory(rows []client.Message) {
+	blocks, cards := historyBlocks(rows)
+	head := 0
+	if len(m.tr.blocks) > 0 && m.tr.blocks[0].kind == blockNotice {
+		head = 1
+	}
+	all := make([]*block, 0, len(m.tr.blocks)+len(blocks))
+	all = append(all, m.tr.blocks[:head]...)
+	all = append(all, blocks...)
+	m.tr.blocks = append(all, m.tr.blocks[head:]...)
+	for id, b := range cards {
+		if m.cards[id] == nil {
+			m.cards[id] = b
+		}
+	}
+	if m.title == "" {
+		for _, r := range rows {
+			if r.Role == client.RoleUser {
+				first, _, _ := strings.Cut(r.Text, "\n")
+				m.title = clip(strings.TrimSpace(first), 80)
+				break
+			}
+		}
+	}
+	m.tr.follow()
 }
 
 // keptAfter is the afterSeq to replay what is still kept after a replay_truncated error.
@@ -107,8 +156,11 @@ type controls struct {
 	title, model, mode string
 }
 
+// apply shows the controls read; the title, when there is one, replaces the one
+// derived from the first prompt replayed (a fork's first replayed prompt is not its
+// first).
 func (c controls) apply(m *Model) {
-	if m.title == "" {
+	if c.title != "" {
 		m.title = c.title
 	}
 	if m.model == "" {
@@ -119,10 +171,20 @@ func (c controls) apply(m *Model) {
 	}
 }
 
-// sessionControls reads the session's title (session/list), its agent's model and
-// autonomy (agents/list) and its current model (models/list, when the daemon has it).
+// sessionControls reads the session's mode, model and title: session/set with no
+// change answers them (SPEC §22). A daemon without it, or a principal it refuses,
+// gets the title from session/list, the agent's model and autonomy from agents/list
+// and the current model from models/list.
 func sessionControls(ctx context.Context, b Backend, sid, agent string) controls {
 	var c controls
+	var set struct {
+		Mode  string `json:"mode"`
+		Model string `json:"model"`
+		Title string `json:"title"`
+	}
+	if b.Call(ctx, "session/set", map[string]any{"sessionId": sid}, &set) == nil && set.Mode != "" {
+		return controls{title: set.Title, model: set.Model, mode: set.Mode}
+	}
 	if list, _, err := b.ListSessions(ctx, 1000, ""); err == nil {
 		for _, s := range list {
 			if s.SessionID == sid {

@@ -30,10 +30,14 @@ func (m *Model) statusLine(width int) string {
 	add(m.model)
 	add(m.mode)
 	if m.ctxTokens > 0 || m.ctxWindow > 0 {
+		used := kilo(m.ctxTokens)
+		if m.ctxEstimated {
+			used = "~" + used
+		}
 		if m.ctxWindow > 0 {
-			add(fmt.Sprintf("ctx %s/%s (%d%%)", kilo(m.ctxTokens), kilo(m.ctxWindow), 100*m.ctxTokens/m.ctxWindow))
+			add(fmt.Sprintf("ctx %s/%s (%d%%)", used, kilo(m.ctxWindow), 100*m.ctxTokens/m.ctxWindow))
 		} else {
-			add("ctx " + kilo(m.ctxTokens))
+			add("ctx " + used)
 		}
 	}
 	if m.running > 0 {
@@ -90,6 +94,9 @@ func (m *Model) planView(width, maxLines int) []string {
 			break
 		}
 		var l string
+		if e.Priority != "" && e.Priority != "medium" {
+			e.Content += " (" + e.Priority + ")"
+		}
 		switch e.Status {
 		case "completed":
 			l = th.planDone.Render("  ✓ " + clip(e.Content, width-4))

@@ -32,7 +32,9 @@ type fileDiff struct {
 	NewText string  `json:"newText"`
 }
 
-func (r *renderer) toolCard(c *toolCard, width int) []string {
+// toolCard renders a card; folds says whether its output is longer than a folded
+// card shows (unfolded: whether all of it is shown).
+func (r *renderer) toolCard(c *toolCard, width int, unfolded bool) (lines []string, folds bool) {
 	th := r.th
 	var mark string
 	switch c.state {
@@ -48,7 +50,7 @@ func (r *renderer) toolCard(c *toolCard, width int) []string {
 		mark = th.fail.Render("✗")
 	}
 	head := mark + " " + th.toolName.Render(c.name) + " " + th.toolArgs.Render(clip(argsSummary(c.args), max(10, width-len(c.name)-4)))
-	lines := []string{head}
+	lines = []string{head}
 	if c.state == toolApproval || c.state == toolRunning || (c.progress != "" && c.output == "") {
 		status := c.state
 		if c.progress != "" {
@@ -68,14 +70,15 @@ func (r *renderer) toolCard(c *toolCard, width int) []string {
 			body = append(body, st.Render(l))
 		}
 	}
-	if !r.expanded && len(body) > foldLines {
+	folds = len(body) > foldLines
+	if !unfolded && folds {
 		hidden := len(body) - foldLines
 		body = append(body[:foldLines:foldLines], th.faint.Render(fmt.Sprintf("… %d more lines (Ctrl-O unfolds)", hidden)))
 	}
 	for _, l := range body {
 		lines = append(lines, "  "+th.faint.Render("│ ")+l)
 	}
-	return lines
+	return lines, folds
 }
 
 // clip shortens s to n cells (runes), ending it with "…".
@@ -190,12 +193,12 @@ func lineDiff(a, b []string) []diffOp {
 			case i < n && j < m && ma[i] == mb[j]:
 				ops = append(ops, diffOp{' ', ma[i]})
 				i, j = i+1, j+1
-			case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-				ops = append(ops, diffOp{'+', mb[j]})
-				j++
-			default:
+			case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]): // removals before additions
 				ops = append(ops, diffOp{'-', ma[i]})
 				i++
+			default:
+				ops = append(ops, diffOp{'+', mb[j]})
+				j++
 			}
 		}
 	}

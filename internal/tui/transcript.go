@@ -30,6 +30,10 @@ type block struct {
 	width int
 	dirty bool
 
+	// Ctrl-O: unfolded shows all of a tool's output or a thought; foldable (set by
+	// rendering) says that folding hides some of it.
+	unfolded, foldable bool
+
 	// A long reply's markdown is rendered in segments that end at a blank line
 	// outside a code block: a streaming reply re-renders only its last segment.
 	segLines []string
@@ -50,6 +54,9 @@ type transcript struct {
 	// it), so lines streaming in below do not move what is read.
 	anchored               bool
 	anchorBlock, anchorOff int
+	// The blocks the last window showed (some of their lines): shownFirst to
+	// shownLast, none when shownLast < shownFirst.
+	shownFirst, shownLast int
 }
 
 // follow goes back to the bottom, following the stream.
@@ -137,6 +144,15 @@ func (t *transcript) window(width, height int, render renderFunc) []string {
 	} else {
 		t.anchored = false
 	}
+	t.shownFirst, t.shownLast = 0, -1
+	for k, st := range starts {
+		if st < end && st+len(t.blocks[first+k].lines) > start {
+			if t.shownLast < t.shownFirst {
+				t.shownFirst = first + k
+			}
+			t.shownLast = first + k
+		}
+	}
 	out := append([]string(nil), all[start:end]...)
 	if len(out) < height { // a short transcript sits at the top
 		out = append(out, make([]string, height-len(out))...)
@@ -147,6 +163,19 @@ func (t *transcript) window(width, height int, render renderFunc) []string {
 		}
 	}
 	return out
+}
+
+// toggleFold folds or unfolds the newest block on screen whose folding hides
+// something (a tool's output, a thought); false when there is none.
+func (t *transcript) toggleFold() bool {
+	for i := min(t.shownLast, len(t.blocks)-1); i >= t.shownFirst && i >= 0; i-- {
+		if b := t.blocks[i]; b.foldable || b.unfolded {
+			b.unfolded = !b.unfolded
+			b.touch()
+			return true
+		}
+	}
+	return false
 }
 
 // scrollBy moves the window up (positive) or down (negative) by n lines.

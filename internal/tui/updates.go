@@ -115,9 +115,15 @@ func (m *Model) apply(u client.Update) {
 	case updHistoryCompacted:
 		x := decodeExtra(u)
 		m.notice(fmt.Sprintf("context compacted: %d → %d characters", x.Before, x.After), false)
+		if x.Before > 0 && x.After < x.Before && m.ctxTokens > 0 {
+			// The daemon counts characters here and tokens after a model call: the
+			// context's tokens shrink about as its characters did, until the next
+			// usage update says.
+			m.ctxTokens, m.ctxEstimated = max(1, m.ctxTokens*x.After/x.Before), true
+		}
 	case updUsage:
 		x := decodeExtra(u)
-		m.ctxTokens, m.ctxWindow = x.ContextTokens, x.ContextWindow
+		m.ctxTokens, m.ctxWindow, m.ctxEstimated = x.ContextTokens, x.ContextWindow, false
 	case updSessionInfo:
 		x := decodeExtra(u)
 		if x.Mode != nil {
