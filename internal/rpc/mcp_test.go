@@ -1,0 +1,244 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/mcp"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+)
+
+// mcpServers is test/mcp, where .ci/run installs the real MCP servers (npm ci).
+func mcpServers(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
+	}
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol")); err != nil {
+		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
+	}
+	return dir
+}
+
+// until reads messages until one satisfies f, and returns it with those before it.
+func (c *client) until(f func(map[string]any) bool) (map[string]any, []map[string]any) {
+	c.t.Helper()
+	var seen []map[string]any
+	for {
+		m := c.recv()
+		if f(m) {
+			return m, seen
+		}
+		seen = append(seen, m)
+	}
+}
+
+func updateType(typ string) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		p, _ := m["params"].(map[string]any)
+		return m["method"] == "session/update" && p["type"] == typ
+	}
+}
+
+func isResponse(id string) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["id"] == id && m["method"] == nil }
+}
+
+func mcpHarness(t *testing.T, opts session.Options) (*harness, string) {
+	dir := mcpServers(t)
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "note.txt"), []byte("hello file"), 0o600)
+	conf := config.Default()
+	conf.MCP.Servers = map[string]config.MCPServer{
+		"everything": {Command: "node", Args: []string{filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"}, StartupTimeoutSecs: 60},
+		"fs":         {Command: "node", Args: []string{filepath.Join(dir, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), root}, StartupTimeoutSecs: 60},
+	}
+	conf.Agents["ro"] = config.Agent{Provider: "echo", Autonomy: config.ReadOnly}
+	if err := conf.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	servers := mcp.NewManager(slog.New(slog.DiscardHandler))
+	t.Cleanup(servers.Close)
+	servers.Configure(mcp.FromConfig(conf, t.TempDir(), nil))
+	opts.MCP = servers
+	return startServerWith(t, Config{MCP: servers}, conf, opts), root
+}
+
+func newSession(c *client, alias, extra string) string {
+	c.t.Helper()
+	c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"` + alias + `"` + extra + `},"id":"new"}`)
+	m, _ := c.until(isResponse("new"))
+	r, ok := m["result"].(map[string]any)
+	if !ok {
+		c.t.Fatalf("session/new: %v", m)
+	}
+	return r["sessionId"].(string)
+}
+
+func sendPrompt(c *client, sid, text, id string) {
+	c.t.Helper()
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":%q,"prompt":%q},"id":%q}`, sid, text, id))
+}
+
+func TestMCPToolsInATurn(t *testing.T) {
+	h, root := mcpHarness(t, session.Options{})
+	c := h.client(t)
+	c.initialize()
+
+	c.send(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":"st"}`)
+	st, _ := c.until(isResponse("st"))
+	if s := fmt.Sprint(st["result"]); !strings.Contains(s, "state:stopped") || strings.Contains(s, "running") {
+		t.Fatalf("mcp/status before any use: %s", s)
+	}
+	sid := newSession(c, "default", "")
+
+	// A read-only tool runs with no approval under supervised; its progress is
+	// published as tool_progress updates of the turn.
+	sendPrompt(c, sid, "/tool everything__echo {\"message\":\"hi\"}\n/tool everything__trigger-long-running-operation {\"duration\":1,\"steps\":2}", "p1")
+	res, seen := c.until(isResponse("p1"))
+	text := res["result"].(map[string]any)["text"].(string)
+	if !strings.Contains(text, "everything__echo -> Echo: hi") || !strings.Contains(text, "everything__trigger-long-running-operation -> Long running operation completed") {
+		t.Fatalf("reply %q", text)
+	}
+	progress := 0
+	for _, m := range seen {
+		p, _ := m["params"].(map[string]any)
+		switch p["type"] {
+		case "approval_request":
+			t.Fatalf("a read-only MCP tool asked for approval: %v", p)
+		case "tool_progress":
+			progress++
+			if p["toolCallId"] == "" || p["total"] != float64(2) || p["seq"] == nil || p["turnId"] == nil {
+				t.Errorf("tool_progress %v", p)
+			}
+		}
+	}
+	if progress < 1 || progress > 2 { // the last may come after the result, and is then dropped
+		t.Errorf("%d tool_progress updates, want 1 or 2", progress)
+	}
+
+	// A tool that changes things asks for approval under supervised.
+	path := filepath.Join(root, "new.txt")
+	sendPrompt(c, sid, fmt.Sprintf("/tool fs__write_file {\"path\":%q,\"content\":\"x\"}", path), "p2")
+	a, _ := c.until(updateType("approval_request"))
+	ap := a["params"].(map[string]any)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/approve","params":{"sessionId":%q,"requestId":%q,"decision":"allow_once"},"id":"ap"}`, sid, ap["requestId"]))
+	res, _ = c.until(isResponse("p2"))
+	if b, err := os.ReadFile(path); err != nil || string(b) != "x" {
+		t.Fatalf("the approved write: %v %q (%v)", err, b, res)
+	}
+
+	// Under readonly it is refused; a read-only one is allowed.
+	ro := newSession(c, "ro", `,"keep_siblings":true`)
+	sendPrompt(c, ro, fmt.Sprintf("/tool fs__write_file {\"path\":%q,\"content\":\"y\"}\n/tool fs__read_text_file {\"path\":%q}", path, filepath.Join(root, "note.txt")), "p3")
+	res, _ = c.until(isResponse("p3"))
+	text = res["result"].(map[string]any)["text"].(string)
+	if !strings.Contains(text, "fs__write_file -> refused") || !strings.Contains(text, "fs__read_text_file -> hello file") {
+		t.Fatalf("readonly reply %q", text)
+	}
+
+	c.send(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":"st2"}`)
+	st, _ = c.until(isResponse("st2"))
+	servers := st["result"].(map[string]any)["servers"].([]any)
+	for _, s := range servers {
+		s := s.(map[string]any)
+		if s["state"] != "running" || s["pid"] == nil || s["transport"] != "stdio" || s["tools"].(float64) < 5 {
+			t.Errorf("mcp/status: %v", s)
+		}
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"tools/list","params":{"sessionId":%q},"id":"tl"}`, sid))
+	tl, _ := c.until(isResponse("tl"))
+	list := fmt.Sprint(tl["result"])
+	for _, want := range []string{"name:everything__echo readOnly:true server:everything source:mcp", "name:shell readOnly:false source:builtin", "name:fs__write_file readOnly:false server:fs source:mcp"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("tools/list lacks %q: %s", want, list)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","method":"tools/list","params":{},"id":"tl2"}`)
+	if m, _ := c.until(isResponse("tl2")); fmt.Sprint(m["error"]) == "<nil>" {
+		t.Errorf("tools/list with neither: %v", m)
+	}
+}
+
+func TestClientTools(t *testing.T) {
+	h := startServerWith(t, Config{}, config.Default(), session.Options{ClientToolTimeout: func() time.Duration { return 2 * time.Second }})
+	c := h.client(t)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default","clientTools":[{"name":"shell","description":"clash"}]},"id":"bad"}`)
+	if m, _ := c.until(isResponse("bad")); !strings.Contains(fmt.Sprint(m["error"]), "-32602") {
+		t.Fatalf("a clash: %v", m)
+	}
+	sid := newSession(c, "default", `,"clientTools":[{"name":"ping","description":"answers pong","inputSchema":{"type":"object"},"readOnly":true}]`)
+	toolCall := func(m map[string]any) bool { return m["method"] == "tool/call" }
+
+	// A call and its result.
+	sendPrompt(c, sid, "/tool ping {\"n\":1}", "p1")
+	call, _ := c.until(toolCall)
+	params := call["params"].(map[string]any)
+	if id, _ := call["id"].(string); !strings.HasPrefix(id, "zc-out-") || params["name"] != "ping" || params["sessionId"] != sid || fmt.Sprint(params["arguments"]) != "map[n:1]" {
+		t.Fatalf("tool/call %v", call)
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"pong"}]},"id":%q}`, call["id"]))
+	res, _ := c.until(isResponse("p1"))
+	if text := res["result"].(map[string]any)["text"].(string); !strings.Contains(text, "ping -> pong") {
+		t.Fatalf("reply %q", text)
+	}
+	// An error result.
+	sendPrompt(c, sid, "/tool ping {}", "p2")
+	call, _ = c.until(toolCall)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"broken"}],"isError":true},"id":%q}`, call["id"]))
+	r, _ := c.until(updateType("tool_result"))
+	if p := r["params"].(map[string]any); p["isError"] != true || p["rawOutput"] != "broken" {
+		t.Fatalf("error result %v", p)
+	}
+	c.until(isResponse("p2"))
+	// Cancel: the request is withdrawn.
+	sendPrompt(c, sid, "/tool ping {}", "p3")
+	call, _ = c.until(toolCall)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q},"id":"cx"}`, sid))
+	cr, _ := c.until(func(m map[string]any) bool { return m["method"] == "$/cancel_request" })
+	if cr["params"].(map[string]any)["requestId"] != call["id"] {
+		t.Fatalf("$/cancel_request %v for %v", cr, call["id"])
+	}
+	res, _ = c.until(isResponse("p3"))
+	if res["result"].(map[string]any)["stopReason"] != "cancelled" {
+		t.Fatalf("cancelled turn %v", res)
+	}
+	// Silence past the timeout.
+	sendPrompt(c, sid, "/tool ping {}", "p4")
+	c.until(toolCall)
+	r, _ = c.until(updateType("tool_result"))
+	if p := r["params"].(map[string]any); p["isError"] != true || !strings.Contains(p["rawOutput"].(string), "no answer from its client within 2 s") {
+		t.Fatalf("timeout result %v", p)
+	}
+	c.until(isResponse("p4"))
+
+	// The serving client goes mid-call: another client's turn gets an error result,
+	// and the tool vanishes.
+	other := h.client(t)
+	other.initialize()
+	other.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/attach","params":{"sessionId":%q},"id":"at"}`, sid))
+	other.until(isResponse("at"))
+	sendPrompt(other, sid, "/tool ping {}", "p5")
+	c.until(toolCall)
+	c.conn.Close()
+	r, _ = other.until(updateType("tool_result"))
+	if p := r["params"].(map[string]any); p["isError"] != true || !strings.Contains(p["rawOutput"].(string), "gone") {
+		t.Fatalf("client gone result %v", p)
+	}
+	other.until(isResponse("p5"))
+	other.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"tools/list","params":{"sessionId":%q},"id":"tl"}`, sid))
+	if m, _ := other.until(isResponse("tl")); strings.Contains(fmt.Sprint(m["result"]), "ping") {
+		t.Fatalf("the tool of a closed connection is still listed: %v", m)
+	}
+	_ = context.Background
+}
