@@ -14,7 +14,8 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
-	UserMessage       = "user_message" // the prompt that opened a turn (Text)
+	UserMessage       = "user_message"  // the prompt that opened a turn (Text)
+	ToolProgress      = "tool_progress" // ToolCallID, Progress, Total, Message
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -34,6 +35,9 @@ type Update struct {
 	Dropped     int            `json:"droppedMessages"` // history_trimmed
 	Kept        int            `json:"keptMessages"`    // history_trimmed
 	AfterSeq    uint64         `json:"afterSeq"`        // lagged: every update up to this seq was delivered
+	Progress    float64        `json:"progress"`        // tool_progress
+	Total       *float64       `json:"total"`           // tool_progress, when known
+	Message     string         `json:"message"`         // tool_progress
 	// Raw is the notification's params exactly as received.
 	Raw jsontext.Value `json:"-"`
 }
@@ -120,6 +124,10 @@ type NewSessionParams struct {
 	SessionID string `json:"sessionId,omitzero"`
 	// KeepSiblings keeps the caller's other idle sessions of the agent open.
 	KeepSiblings bool `json:"keep_siblings,omitzero"`
+	// ClientTools are tools this connection serves for the session (SetToolHandler
+	// runs them). They vanish when the connection closes: after a reconnect, open
+	// the session again with them.
+	ClientTools []ClientTool `json:"clientTools,omitzero"`
 }
 
 // Session is the result of session/new.
