@@ -89,3 +89,34 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestZeroclawMCPListsServersAndTools(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
+	}
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
+	}
+	h := home(t)
+	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
+	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 50\n\n"+
+		"[mcp.servers.off]\ncommand = \"node\"\nenabled = false\n", everything)
+	os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte(conf), 0o600)
+	startDaemon(t, h, nil)
+
+	out, stderr, err := run(t, command(h, "mcp"))
+	if err != nil || !regexp.MustCompile(`everything\s+stdio\s+stopped\s+0`).MatchString(out) || strings.Contains(out, "off") {
+		t.Fatalf("zeroclaw mcp before use: %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, command(h, "mcp", "tools", "--agent", "default"))
+	if err != nil || !regexp.MustCompile(`everything__echo\s+mcp:everything\s+read-only\s+Echoes back`).MatchString(out) ||
+		!regexp.MustCompile(`shell\s+builtin\s+changes`).MatchString(out) {
+		t.Fatalf("zeroclaw mcp tools: %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, command(h, "mcp"))
+	if err != nil || !regexp.MustCompile(`everything\s+stdio\s+running\s+\d+\s+pid \d+`).MatchString(out) {
+		t.Fatalf("zeroclaw mcp after tools: %v\n%s%s", err, out, stderr)
+	}
+}

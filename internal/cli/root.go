@@ -21,5 +21,6 @@ func Root(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
 	root.AddCommand(uploadCmd())
 	root.AddCommand(acpCmd())
+	root.AddCommand(mcpCmd())
 	return root
 }
