@@ -56,11 +56,42 @@ func (c *Client) SetToolHandler(h ToolHandler) {
 	c.tools.mu.Unlock()
 }
 
-// toolCalls are the tool/call requests being served, by id, for $/cancel_request.
+// toolCalls are the tool/call requests being served, by id, for $/cancel_request,
+// and the client tools declared per session, which every session/attach of this
+// client (Attach, a reconnect's re-attach) declares again.
 type toolCalls struct {
-	mu      sync.Mutex
-	handler ToolHandler
-	running map[string]context.CancelFunc
+	mu       sync.Mutex
+	handler  ToolHandler
+	running  map[string]context.CancelFunc
+	sessions map[string][]ClientTool
+}
+
+// SetSessionTools sets the client tools this client serves for sessionID from its
+// next session/attach on (Attach, and the re-attach after a reconnect: a new
+// connection serves nothing until it declares them). NewSession with ClientTools
+// sets them too.
+func (c *Client) SetSessionTools(sessionID string, tools []ClientTool) {
+	c.tools.mu.Lock()
+	defer c.tools.mu.Unlock()
+	if c.tools.sessions == nil {
+		c.tools.sessions = map[string][]ClientTool{}
+	}
+	if tools == nil {
+		delete(c.tools.sessions, sessionID)
+		return
+	}
+	c.tools.sessions[sessionID] = tools
+}
+
+// attachParams are the params of session/attach for sessionID.
+func (c *Client) attachParams(sessionID string, afterSeq uint64) map[string]any {
+	p := map[string]any{"sessionId": sessionID, "afterSeq": afterSeq}
+	c.tools.mu.Lock()
+	if tools, ok := c.tools.sessions[sessionID]; ok {
+		p["clientTools"] = tools
+	}
+	c.tools.mu.Unlock()
+	return p
 }
 
 func (c *Client) serveToolCall(ctx context.Context, req *jsonrpc.Request) (any, error) {

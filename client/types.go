@@ -125,8 +125,8 @@ type NewSessionParams struct {
 	// KeepSiblings keeps the caller's other idle sessions of the agent open.
 	KeepSiblings bool `json:"keep_siblings,omitzero"`
 	// ClientTools are tools this connection serves for the session (SetToolHandler
-	// runs them). They vanish when the connection closes: after a reconnect, open
-	// the session again with them.
+	// runs them). The daemon forgets them when the connection closes; the client
+	// declares them again when it re-attaches after a reconnect.
 	ClientTools []ClientTool `json:"clientTools,omitzero"`
 }
 

@@ -53,6 +53,8 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 		b.notify(sid, newToolCall(u.ToolCallID, u.Name, u.RawInput))
 	case client.ToolResult:
 		b.notify(sid, newToolResult(u.ToolCallID, u.RawOutput, u.IsError))
+	case client.ToolProgress:
+		b.notify(sid, progressUpdate(u.ToolCallID, u.Message))
 	case client.ApprovalRequest:
 		b.mu.Lock()
 		s := b.state(sid)
