@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -267,5 +268,29 @@ func TestNamesAreCutAndMadeUnique(t *testing.T) {
 	}
 	if c != "srv__has_space_dot" {
 		t.Errorf("sanitized %q", c)
+	}
+}
+
+func TestFromConfigReadsHeaderVariablesAndDefaults(t *testing.T) {
+	off := false
+	cfg := config.Default()
+	cfg.MCP.Servers = map[string]config.MCPServer{
+		"web": {URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "${TOKEN_VAR}", "X-Plain": "v"}},
+		"cmd": {Command: "node", CallTimeoutSecs: 7},
+		"off": {Command: "node", Enabled: &off},
+	}
+	specs := FromConfig(cfg, "/data", func(k string) string { return map[string]string{"TOKEN_VAR": "Bearer s"}[k] })
+	by := map[string]Spec{}
+	for _, s := range specs {
+		by[s.Name] = s
+	}
+	if len(specs) != 2 || by["off"].Name != "" {
+		t.Fatalf("specs %+v", specs)
+	}
+	if w := by["web"]; w.Transport != TransportHTTP || w.Headers["Authorization"] != "Bearer s" || w.Headers["X-Plain"] != "v" {
+		t.Errorf("web %+v", w)
+	}
+	if c := by["cmd"]; c.Transport != TransportStdio || c.Dir != "/data" || c.CallTimeout != 7*time.Second || c.StartupTimeout != 10*time.Second {
+		t.Errorf("cmd %+v", c)
 	}
 }

@@ -242,3 +242,34 @@ func TestClientTools(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// A server that never answers initialize: the turn goes on, and the call of one of
+// its tools gets an error result naming the server and the reason.
+func TestMCPServerThatNeverStartsFailsOnlyThatCall(t *testing.T) {
+	dir := mcpServers(t)
+	conf := config.Default()
+	conf.MCP.Servers = map[string]config.MCPServer{
+		"hang": {Command: "node", Args: []string{filepath.Join(dir, "misbehaving.mjs"), "hang"}, StartupTimeoutSecs: 1},
+	}
+	conf.Agents["default"] = config.Agent{Provider: "echo", Autonomy: config.Full}
+	servers := mcp.NewManager(slog.New(slog.DiscardHandler))
+	t.Cleanup(servers.Close)
+	servers.Configure(mcp.FromConfig(conf, t.TempDir(), nil))
+	h := startServerWith(t, Config{MCP: servers}, conf, session.Options{MCP: servers})
+	c := h.client(t)
+	c.initialize()
+	sid := newSession(c, "default", "")
+	sendPrompt(c, sid, "/tool hang__anything {}\n/tool list_dir {\"path\":\".\"}", "p")
+	res, _ := c.until(isResponse("p"))
+	r := res["result"].(map[string]any)
+	text := r["text"].(string)
+	if r["stopReason"] != "end_turn" || !strings.Contains(text, "hang__anything -> MCP server hang: did not finish initialize within 1 s") ||
+		!strings.Contains(text, "list_dir -> ") {
+		t.Fatalf("turn %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":"st"}`)
+	st, _ := c.until(isResponse("st"))
+	if s := fmt.Sprint(st["result"]); !strings.Contains(s, "state:failed") || !strings.Contains(s, "did not finish initialize") {
+		t.Fatalf("mcp/status %s", s)
+	}
+}
