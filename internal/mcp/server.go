@@ -163,19 +163,27 @@ func (s *server) run(gen int, ready chan struct{}) {
 	if proc != nil && exited(proc, time.Second) {
 		reason = proc.status
 	}
-	s.died(gen, reason)
-	s.log.Warn("mcp server stopped", "server", s.spec.Name, "reason", reason)
+	if s.died(gen, reason) {
+		s.log.Warn("mcp server died", "server", s.spec.Name, "reason", reason)
+	} else {
+		s.log.Info("mcp server stopped", "server", s.spec.Name)
+	}
 	shut(cs, proc)
 }
 
 // died marks start gen of the server as ended for reason, unless that is already
-// known (or a newer start replaced it).
-func (s *server) died(gen int, reason string) {
+// known (or a newer start replaced it, or it was stopped). It reports whether the
+// server was still that start's: false when it was stopped or replaced on purpose.
+func (s *server) died(gen int, reason string) bool {
 	s.mu.Lock()
-	if s.gen == gen && !s.closed && s.state == StateRunning {
+	defer s.mu.Unlock()
+	if s.gen != gen || s.closed {
+		return false
+	}
+	if s.state == StateRunning {
 		s.state, s.err, s.cs, s.proc = StateFailed, reason, nil, nil
 	}
-	s.mu.Unlock()
+	return true
 }
 
 // exited reports whether proc ended, waiting up to d for it.
