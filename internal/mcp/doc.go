@@ -6,9 +6,9 @@
 // ends, and on Linux PR_SET_PDEATHSIG). Its tools become agent tools named
 // <server>__<tool>. internal/acp uses the same Manager for the editor's servers.
 //
-// What a server may ask of us: nothing beyond tools. The client declares no
-// capabilities (no roots, no sampling, no elicitation), so the SDK answers a
-// server's sampling/createMessage, elicitation/create and roots/list requests
-// with "method not found"; resources and prompts are not read or offered to the
-// model; logging notifications are dropped (stderr goes to the daemon's log).
+// What a server may offer: tools only. The client declares no capabilities (no
+// roots, sampling or elicitation), so the SDK answers a server's
+// sampling/createMessage with error -31001, elicitation/create with -32602, and
+// roots/list with an empty list; resources and prompts are not read or offered to
+// the model; logging notifications are dropped (stderr goes to the daemon's log).
 package mcp
