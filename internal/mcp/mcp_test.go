@@ -296,3 +296,18 @@ func TestFromConfigReadsHeaderVariablesAndDefaults(t *testing.T) {
 		t.Errorf("cmd %+v", c)
 	}
 }
+
+// A server asking the daemon for sampling, elicitation or roots gets what the SDK
+// answers a client that declared none of them.
+func TestWhatAServerGetsWhenItAsksTheDaemon(t *testing.T) {
+	m, _ := newManager(t, script(t, "bad", "misbehaving.mjs"))
+	tools := m.Tools(context.Background(), []string{"bad"})
+	for method, want := range map[string]string{
+		"sampling/createMessage": `"code":-31001`,
+		"elicitation/create":     `"code":-32602`,
+		"roots/list":             `{"roots":[]}`,
+	} {
+		r := call(t, tools, "bad__ask", fmt.Sprintf(`{"method":%q}`, method))
+		contains(t, method, r.Output, want)
+	}
+}

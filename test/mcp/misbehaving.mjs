@@ -1,7 +1,8 @@
 // A stdio MCP server, speaking JSON-RPC by hand, that misbehaves on purpose: it
 // writes stray lines to stdout, lists tools whose inputSchema is not an object,
 // answers with 20 MiB, exits in the middle of a call, or never answers initialize
-// (argument "hang"); it logs each notifications/cancelled it gets to stderr.
+// (argument "hang"); its tool ask sends the client a sampling, elicitation or
+// roots request and returns the answer; it logs each notifications/cancelled it gets to stderr.
 import { createInterface } from "node:readline";
 
 const hang = process.argv[2] === "hang";
@@ -10,8 +11,14 @@ const rl = createInterface({ input: process.stdin });
 rl.on("close", () => process.exit(0));
 console.error("misbehaving server up");
 process.stdout.write("this banner is not JSON-RPC\n");
+const asking = new Map(); // our request id -> the tools/call it answers
 rl.on("line", (line) => {
   const m = JSON.parse(line);
+  if (m.method === undefined && asking.has(m.id)) { // the client's answer to our request
+    const callID = asking.get(m.id);
+    asking.delete(m.id);
+    return send({ jsonrpc: "2.0", id: callID, result: { content: [{ type: "text", text: JSON.stringify(m.error ?? m.result) }] } });
+  }
   if (m.method === "notifications/cancelled") console.error("cancelled request " + m.params.requestId);
   if (m.id === undefined) return;
   if (hang) return;
@@ -23,6 +30,7 @@ rl.on("line", (line) => {
       return send({ jsonrpc: "2.0", id: m.id, result: { tools: [
         { name: "big", description: "20 MiB of text", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
         { name: "exit3", description: "exits with status 3", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+        { name: "ask", description: "sends the client the request named by method", inputSchema: { type: "object", properties: { method: { type: "string" } } }, annotations: { readOnlyHint: true } },
         { name: "slow", description: "never answers", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
         { name: "stringschema", inputSchema: "not an object" },
         { name: "arrayschema", inputSchema: { type: "array" } },
@@ -33,6 +41,16 @@ rl.on("line", (line) => {
       }
       if (m.params.name === "exit3") process.exit(3);
       if (m.params.name === "slow") return;
+      if (m.params.name === "ask") {
+        const id = "ask-" + m.id;
+        asking.set(id, m.id);
+        const params = {
+          "sampling/createMessage": { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 },
+          "elicitation/create": { mode: "form", message: "name?", requestedSchema: { type: "object", properties: {} } },
+          "roots/list": {},
+        }[m.params.arguments.method];
+        return send({ jsonrpc: "2.0", id, method: m.params.arguments.method, params });
+      }
       return send({ jsonrpc: "2.0", id: m.id, error: { code: -32602, message: "no such tool" } });
     default:
       return send({ jsonrpc: "2.0", id: m.id, result: {} });
