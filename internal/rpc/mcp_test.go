@@ -273,3 +273,30 @@ func TestMCPServerThatNeverStartsFailsOnlyThatCall(t *testing.T) {
 		t.Fatalf("mcp/status %s", s)
 	}
 }
+
+// Client tools survive a lag detach: the connection that serves them falls behind,
+// is detached, re-attaches without clientTools, and still serves them.
+func TestClientToolsSurviveALagDetach(t *testing.T) {
+	h := startServerWith(t, Config{OutboundFrames: 8}, config.Default(), session.Options{})
+	a := h.client(t)
+	a.initialize()
+	sid := newSession(a, "default", `,"clientTools":[{"name":"ping","readOnly":true}]`)
+	b := h.client(t)
+	b.initialize()
+	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/attach","params":{"sessionId":%q},"id":"at"}`, sid))
+	b.until(isResponse("at"))
+	// a reads nothing while a turn streams far more than its socket holds.
+	sendPrompt(b, sid, strings.Repeat("word ", 400_000), "big")
+	b.until(isResponse("big"))
+	lag, _ := a.until(updateType("lagged"))
+	after := lag["params"].(map[string]any)["afterSeq"]
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/attach","params":{"sessionId":%q,"afterSeq":%v},"id":"re"}`, sid, after))
+	a.until(isResponse("re"))
+	sendPrompt(b, sid, "/tool ping {}", "p")
+	call, _ := a.until(func(m map[string]any) bool { return m["method"] == "tool/call" })
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"still here"}]},"id":%q}`, call["id"]))
+	res, _ := b.until(isResponse("p"))
+	if text := res["result"].(map[string]any)["text"].(string); !strings.Contains(text, "ping -> still here") {
+		t.Fatalf("reply %q", text)
+	}
+}
