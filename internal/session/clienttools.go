@@ -5,7 +5,6 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -153,9 +152,9 @@ func (s *Session) SetClientTools(sub Subscriber, defs []ClientToolDef) error {
 		}
 	}
 	if s.clientTools == nil {
-		s.clientTools = map[Subscriber]map[string]tool.Tool{}
+		s.clientTools = map[Subscriber]map[string]*clientTool{}
 	}
-	tools := make(map[string]tool.Tool, len(defs))
+	tools := make(map[string]*clientTool, len(defs))
 	for _, d := range defs {
 		if d.InputSchema == nil {
 			d.InputSchema = jsontext.Value(`{"type":"object"}`)
@@ -179,7 +178,9 @@ func (s *Session) ClientTools() map[string]tool.Tool {
 	defer s.mu.Unlock()
 	out := map[string]tool.Tool{}
 	for _, tools := range s.clientTools {
-		maps.Copy(out, tools)
+		for name, t := range tools {
+			out[name] = t
+		}
 	}
 	return out
 }

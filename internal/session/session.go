@@ -13,7 +13,6 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // Session is one live agent session.
@@ -50,9 +49,8 @@ type Session struct {
 
 	opMu sync.Mutex            // held while an operation id is looked up and claimed
 	ops  map[string]*operation // claimed operation ids (operation.go)
-	// clientTools are the tools each connection serves for the session (SPEC §21),
-	// under mu; they go when the connection closes, not when it lags.
-	clientTools map[Subscriber]map[string]tool.Tool
+
+	clientTools map[Subscriber]map[string]*clientTool // per connection, under mu (clienttools.go)
 }
 
 type runningTurn struct {
