@@ -146,6 +146,21 @@ func TestMCPToolsInATurn(t *testing.T) {
 		t.Fatalf("readonly reply %q", text)
 	}
 
+	// A cancel during a long call ends the turn (the server is sent
+	// notifications/cancelled), and the server serves the next call.
+	sendPrompt(c, ro, "/tool everything__trigger-long-running-operation {\"duration\":120,\"steps\":120}", "p4")
+	c.until(updateType("tool_progress"))
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q},"id":"cx"}`, ro))
+	res, _ = c.until(isResponse("p4"))
+	if res["result"].(map[string]any)["stopReason"] != "cancelled" {
+		t.Fatalf("cancelled turn %v", res)
+	}
+	sendPrompt(c, ro, "/tool everything__echo {\"message\":\"after\"}", "p5")
+	res, _ = c.until(isResponse("p5"))
+	if text := res["result"].(map[string]any)["text"].(string); !strings.Contains(text, "Echo: after") {
+		t.Fatalf("after the cancel: %q", text)
+	}
+
 	c.send(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":"st2"}`)
 	st, _ = c.until(isResponse("st2"))
 	servers := st["result"].(map[string]any)["servers"].([]any)
