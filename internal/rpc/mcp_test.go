@@ -315,3 +315,77 @@ func TestClientToolsSurviveALagDetach(t *testing.T) {
 		t.Fatalf("reply %q", text)
 	}
 }
+
+// A server killed in the middle of a call of a turn: that call fails naming the
+// server and why, the turn goes on, and the next turn's call restarts it.
+func TestMCPServerKilledMidCall(t *testing.T) {
+	h, _ := mcpHarness(t, session.Options{})
+	c := h.client(t)
+	c.initialize()
+	sid := newSession(c, "default", "")
+	sendPrompt(c, sid, "/tool everything__trigger-long-running-operation {\"duration\":120,\"steps\":120}\nafter", "p1")
+	c.until(updateType("tool_progress"))
+	c.send(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":"st"}`)
+	st, _ := c.until(isResponse("st"))
+	pid := 0
+	for _, s := range st["result"].(map[string]any)["servers"].([]any) {
+		if s := s.(map[string]any); s["name"] == "everything" {
+			pid = int(s["pid"].(float64))
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("no pid in %v", st)
+	}
+	p, _ := os.FindProcess(pid)
+	p.Kill()
+	r, _ := c.until(updateType("tool_result"))
+	if u := r["params"].(map[string]any); u["isError"] != true || !strings.Contains(u["rawOutput"].(string), "MCP server everything: was killed by signal") {
+		t.Fatalf("the call of the killed server: %v", u)
+	}
+	res, _ := c.until(isResponse("p1"))
+	if res["result"].(map[string]any)["stopReason"] != "end_turn" {
+		t.Fatalf("the turn: %v", res)
+	}
+	sendPrompt(c, sid, "/tool everything__echo {\"message\":\"back\"}", "p2")
+	res, _ = c.until(isResponse("p2"))
+	if text := res["result"].(map[string]any)["text"].(string); !strings.Contains(text, "everything__echo -> Echo: back") {
+		t.Fatalf("after the restart: %q", text)
+	}
+}
+
+// notifications/tools/list_changed: a tool that appears later is the model's from
+// the next model call on (here the next turn's), and tools/list shows it.
+func TestMCPToolsListChangedReachesTheModel(t *testing.T) {
+	dir := mcpServers(t)
+	conf := config.Default()
+	conf.MCP.Servers = map[string]config.MCPServer{
+		"changing": {Command: "node", Args: []string{filepath.Join(dir, "changing.mjs")}, StartupTimeoutSecs: 60},
+	}
+	servers := mcp.NewManager(slog.New(slog.DiscardHandler))
+	t.Cleanup(servers.Close)
+	servers.Configure(mcp.FromConfig(conf, t.TempDir(), nil))
+	h := startServerWith(t, Config{MCP: servers}, conf, session.Options{MCP: servers})
+	c := h.client(t)
+	c.initialize()
+	sid := newSession(c, "default", "")
+	sendPrompt(c, sid, "/tool changing__grow {}", "p1")
+	if res, _ := c.until(isResponse("p1")); !strings.Contains(res["result"].(map[string]any)["text"].(string), "changing__grow -> grew") {
+		t.Fatalf("grow: %v", res)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("tl%d", i)
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"tools/list","params":{"sessionId":%q},"id":%q}`, sid, id))
+		if m, _ := c.until(isResponse(id)); strings.Contains(fmt.Sprint(m["result"]), "changing__grown") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new tool never shows in tools/list")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sendPrompt(c, sid, "/tool changing__grown {}", "p2")
+	if res, _ := c.until(isResponse("p2")); !strings.Contains(res["result"].(map[string]any)["text"].(string), "changing__grown -> grown here") {
+		t.Fatalf("grown: %v", res)
+	}
+}
