@@ -119,4 +119,15 @@ func TestZeroclawMCPListsServersAndTools(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`everything\s+stdio\s+running\s+\d+\s+pid \d+`).MatchString(out) {
 		t.Fatalf("zeroclaw mcp after tools: %v\n%s%s", err, out, stderr)
 	}
+	// config set adds a server to the running daemon; a bad one is refused.
+	if out, stderr, err := run(t, command(h, "config", "set", "mcp.servers.extra.url", `"http://127.0.0.1:9/mcp"`)); err != nil {
+		t.Fatalf("config set: %v\n%s%s", err, out, stderr)
+	}
+	if out, stderr, err := run(t, command(h, "config", "set", "mcp.servers.extra.command", `"node"`)); err == nil || !strings.Contains(out+stderr, "both command and url") {
+		t.Fatalf("config set of both command and url: %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, command(h, "mcp"))
+	if err != nil || !regexp.MustCompile(`extra\s+http\s+stopped`).MatchString(out) || !strings.Contains(out, "everything") {
+		t.Fatalf("zeroclaw mcp after config set: %v\n%s%s", err, out, stderr)
+	}
 }
