@@ -25,6 +25,7 @@ type Manager struct {
 	servers map[string]*server
 	closed  bool
 	wg      sync.WaitGroup // servers being stopped
+	runs    sync.WaitGroup // servers' starts and watchers (server.run)
 }
 
 // NewManager returns a Manager with no servers; Configure gives it some.
@@ -57,7 +58,7 @@ func (m *Manager) Configure(specs []Spec) {
 	}
 	for name, sp := range want {
 		if _, ok := m.servers[name]; !ok {
-			m.servers[name] = newServer(sp, m.sp, m.life, m.log)
+			m.servers[name] = newServer(sp, m.sp, m.life, m.log, &m.runs)
 		}
 	}
 }
@@ -172,6 +173,7 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	m.cancel()
 	m.wg.Wait()
+	m.runs.Wait() // every server is closed: no start can begin any more
 	m.sp.stop()
 }
 

@@ -38,6 +38,7 @@ type server struct {
 	// restartInterval is RestartInterval (tests lengthen it, so that "too soon"
 	// does not depend on how fast a busy machine restarts a server).
 	restartInterval time.Duration
+	runs            *sync.WaitGroup // the Manager's: every start, until its watcher ends
 
 	mu          sync.Mutex
 	state       string
@@ -53,9 +54,9 @@ type server struct {
 	nextToken   int
 }
 
-func newServer(spec Spec, sp *spawner, life context.Context, log *slog.Logger) *server {
+func newServer(spec Spec, sp *spawner, life context.Context, log *slog.Logger, runs *sync.WaitGroup) *server {
 	return &server{spec: spec, sp: sp, life: life, log: log, state: StateStopped, progress: map[string]func(tool.Progress){},
-		restartInterval: RestartInterval}
+		restartInterval: RestartInterval, runs: runs}
 }
 
 // ensure returns the running session, starting the server if it is stopped, or if
@@ -117,7 +118,12 @@ func (s *server) startLocked() {
 	s.gen++
 	s.state, s.err = StateStarting, ""
 	s.ready = make(chan struct{})
-	go s.run(s.gen, s.ready)
+	gen, ready := s.gen, s.ready
+	s.runs.Add(1)
+	go func() {
+		defer s.runs.Done()
+		s.run(gen, ready)
+	}()
 }
 
 // run is one start: connect and initialize, list the tools, then watch the
@@ -192,6 +198,14 @@ func (s *server) died(gen int, reason string) bool {
 
 // exited reports whether proc ended, waiting up to d for it.
 func exited(proc *process, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-proc.done:
+			return true
+		default:
+			return false
+		}
+	}
 	select {
 	case <-proc.done:
 		return true

@@ -6,6 +6,7 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -106,12 +107,17 @@ func (s *server) call(ctx context.Context, env tool.Env, model, remote string, a
 	if errors.As(err, &werr) {
 		return s.fail("%s failed: %s", model, werr.Message)
 	}
-	// The connection failed: say why the server went (a stdio server's exit status),
+	gone := errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if !gone && (proc == nil || !exited(proc, 0)) {
+		return s.fail("%s failed: %v", model, err) // the server lives on
+	}
+	// The connection ended: say why the server went (a stdio server's exit status),
 	// and mark it dead, so that the next call restarts it.
 	reason := err.Error()
 	if proc != nil && exited(proc, 2*time.Second) {
 		reason = proc.status
 	}
 	s.died(gen, reason)
+	cs.Close() // the watcher (run) then ends the process, if it still runs
 	return s.fail("%s", reason)
 }
