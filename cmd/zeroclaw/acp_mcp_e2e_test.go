@@ -86,6 +86,23 @@ func TestACPServesTheEditorsMCPServers(t *testing.T) {
 	if progress == 0 {
 		t.Errorf("no tool_call_update in_progress for the progress of the long operation: %v", updates)
 	}
+	// A second editor window loads the session with a server of its own: the
+	// first window's are not its tools; the new one's are.
+	e2 := startEditor(t, h, nil, "--agent", "full")
+	e2.initialize(acpsdk.ClientCapabilities{})
+	if _, err := e2.conn.LoadSession(ctxFor(t), acpsdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: project, McpServers: []acpsdk.McpServer{
+		{Stdio: &acpsdk.McpServerStdio{Name: "ev2", Command: node, Args: []string{everything, "stdio"}, Env: []acpsdk.EnvVariable{}}},
+	}}); err != nil {
+		t.Fatalf("session/load: %v", err)
+	}
+	e2.take()
+	e2.mustPrompt(sid, "/tool ev2__echo {\"message\":\"loaded\"}")
+	if reply := textOf(e2.take(), "agent_message_chunk"); !strings.Contains(reply, "ev2__echo -> Echo: loaded") {
+		t.Errorf("after session/load: %q", reply)
+	}
+	if err := e2.closeAndWait(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
 	if !strings.Contains(e.stderr.String(), "broken") {
 		t.Errorf("the server that did not start is not logged:\n%s", e.stderr.String())
 	}
