@@ -16,3 +16,7 @@ go build -o "$work/zeroclaw" ./cmd/zeroclaw
 (cd test/acp-ts && npm ci --no-audit --no-fund --loglevel=error)
 [ -d test/mcp/node_modules ] || (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error) # the editor's MCP server
 node test/acp-ts/acp.test.mjs "$work/zeroclaw"
+
+printf '\n=== %s\n' "zeroclaw acp driven by acpx 0.19.1 (modes, models, status)"
+(cd test/acpx && npm ci --no-audit --no-fund --loglevel=error)
+test/acpx/acpx.test.sh "$work/zeroclaw"

@@ -64,7 +64,13 @@ type toolCalls struct {
 	handler  ToolHandler
 	running  map[string]context.CancelFunc
 	sessions map[string][]ClientTool
+	// early are withdrawn requests whose handler had not started yet (a
+	// $/cancel_request can overtake its tool/call's goroutine); at most maxEarly.
+	early []string
 }
+
+// maxEarly bounds the withdrawn tool/call ids remembered before their handler runs.
+const maxEarly = 64
 
 // SetSessionTools sets the client tools this client serves for sessionID from its
 // next session/attach on (Attach, and the re-attach after a reconnect: a new
@@ -108,6 +114,13 @@ func (c *Client) serveToolCall(ctx context.Context, req *jsonrpc.Request) (any, 
 		c.tools.running = map[string]context.CancelFunc{}
 	}
 	c.tools.running[key] = cancel
+	for i, id := range c.tools.early {
+		if id == key { // withdrawn before it got here
+			c.tools.early = append(c.tools.early[:i], c.tools.early[i+1:]...)
+			cancel()
+			break
+		}
+	}
 	c.tools.mu.Unlock()
 	defer func() {
 		c.tools.mu.Lock()
@@ -138,6 +151,12 @@ func (c *Client) cancelToolCall(params jsontext.Value) {
 	key := jsonrpc.ID(p.RequestID).String()
 	c.tools.mu.Lock()
 	cancel := c.tools.running[key]
+	if cancel == nil {
+		if len(c.tools.early) == maxEarly {
+			c.tools.early = c.tools.early[1:]
+		}
+		c.tools.early = append(c.tools.early, key)
+	}
 	c.tools.mu.Unlock()
 	if cancel != nil {
 		cancel()

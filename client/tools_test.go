@@ -66,7 +66,11 @@ func TestToolHandlerServesClientTools(t *testing.T) {
 	if err != nil || res.StopReason != StopCancelled {
 		t.Fatalf("a cancelled call: %+v, %v", res, err)
 	}
-	<-cancelled // $/cancel_request ended the handler's context
+	select { // $/cancel_request ended the handler's context
+	case <-cancelled:
+	case <-ctx.Done():
+		t.Fatal("the handler's context did not end after the cancel")
+	}
 
 	_, err = c.NewSession(ctx, NewSessionParams{AgentAlias: "default", KeepSiblings: true,
 		ClientTools: []ClientTool{{Name: "bad name"}}})

@@ -14,8 +14,12 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
-	UserMessage       = "user_message"  // the prompt that opened a turn (Text)
-	ToolProgress      = "tool_progress" // ToolCallID, Progress, Total, Message
+	UserMessage       = "user_message"      // the prompt that opened a turn (Text)
+	Plan              = "plan"              // update_plan's plan, whole (Entries)
+	SessionInfoUpdate = "session_info"      // Mode, Model, Title changed (no TurnID)
+	HistoryCompacted  = "history_compacted" // Before, After (no TurnID)
+	UsageUpdate       = "usage"             // after every model call of a turn
+	ToolProgress      = "tool_progress"     // ToolCallID, Progress, Total, Message
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -35,11 +39,50 @@ type Update struct {
 	Dropped     int            `json:"droppedMessages"` // history_trimmed
 	Kept        int            `json:"keptMessages"`    // history_trimmed
 	AfterSeq    uint64         `json:"afterSeq"`        // lagged: every update up to this seq was delivered
-	Progress    float64        `json:"progress"`        // tool_progress
-	Total       *float64       `json:"total"`           // tool_progress, when known
-	Message     string         `json:"message"`         // tool_progress
+	Locations   []Location     `json:"locations"`       // tool_call of a file tool: the places it touches
+	Diff        *Diff          `json:"diff"`            // tool_result of write_file, edit_file: the file before and after
+	Entries     []PlanEntry    `json:"entries"`         // plan
+	// session_info (no TurnID): the session's controls after session/set.
+	Mode  string `json:"mode"`
+	Model string `json:"model"`
+	Title string `json:"title"`
+	// history_compacted (no TurnID): the retained context's size in characters.
+	Before int `json:"before"`
+	After  int `json:"after"`
+	// usage: one model call's tokens; ContextWindow is 0 when unknown.
+	InputTokens       int      `json:"inputTokens"`
+	OutputTokens      int      `json:"outputTokens"`
+	CachedInputTokens int      `json:"cachedInputTokens"`
+	ContextTokens     int      `json:"contextTokens"`
+	ContextWindow     int      `json:"contextWindow"`
+	Progress          float64  `json:"progress"` // tool_progress
+	Total             *float64 `json:"total"`    // tool_progress, when known
+	Message           string   `json:"message"`  // tool_progress
 	// Raw is the notification's params exactly as received.
 	Raw jsontext.Value `json:"-"`
+}
+
+// Location is a place a file tool touches: an absolute path and, when known, a
+// 1-based line (0 when not).
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+// Diff is a file a tool changed, whole, before and after. OldText is nil for a
+// file the call created. The daemon sends none for files over 256 KiB.
+type Diff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+}
+
+// PlanEntry is one step of a plan: Status is pending, in_progress or completed;
+// Priority high, medium, low or "" when the model gave none.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
 }
 
 // Decisions for Approve.
@@ -141,8 +184,9 @@ type Session struct {
 
 // Usage counts a turn's tokens.
 type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
+	InputTokens       int `json:"inputTokens"`
+	OutputTokens      int `json:"outputTokens"`
+	CachedInputTokens int `json:"cachedInputTokens"` // prompt results only; 0 when the provider reports none
 }
 
 // PromptResult is the result of session/prompt.
@@ -174,7 +218,8 @@ type ListedSession struct {
 	MessageCount int    `json:"messageCount"`
 	State        string `json:"state"` // running, idle, closed, killed
 	WorkspaceDir string `json:"workspaceDir"`
-	Title        string `json:"title"` // first line of the first user message ("" before any)
+	Title        string `json:"title"` // set by SetSession, else the first line of the first user message ("" before any)
+	Usage        Usage  `json:"usage"` // the session's token totals
 }
 
 // FileEntry is a stored file: the result of file/upload/commit, and what

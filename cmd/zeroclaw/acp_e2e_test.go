@@ -147,6 +147,18 @@ func (e *editor) take() []map[string]any {
 	return out
 }
 
+// turnOnly drops the updates that come around a turn's own stream: the usage after
+// each model call, and the commands and the mode a session tells once it is opened.
+func turnOnly(us []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, u := range us {
+		if k := u["sessionUpdate"]; k != "usage_update" && k != "available_commands_update" && k != "current_mode_update" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // waitUpdate waits for an update of kind sessionUpdate.
 func (e *editor) waitUpdate(kind string) map[string]any {
 	e.t.Helper()
@@ -321,7 +333,7 @@ func TestACPAutoStartsHandshakesStreamsAndExitsZeroOnEOF(t *testing.T) {
 	if stop := e.mustPrompt(sid, "/think pondering\n/tool list_dir {\"path\":\".\"}\nhello there"); stop != "end_turn" {
 		t.Fatalf("stopReason %s", stop)
 	}
-	updates := e.take()
+	updates := turnOnly(e.take())
 	var kinds []string
 	for _, u := range updates {
 		kinds = append(kinds, u["sessionUpdate"].(string))
@@ -661,7 +673,7 @@ func TestACPLoadReplaysHistoryAfterADaemonRestart(t *testing.T) {
 	if _, err := e.conn.LoadSession(ctxFor(t), acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(sid), Cwd: project, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	updates := e.take()
+	updates := turnOnly(e.take())
 	var kinds []string
 	for _, u := range updates {
 		kinds = append(kinds, u["sessionUpdate"].(string))

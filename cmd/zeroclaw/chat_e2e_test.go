@@ -268,22 +268,54 @@ func TestChatResumeReplaysExactlyTheMissedUpdates(t *testing.T) {
 			}
 		}
 	}
-	prompt("first words", 3) // seq 1..4 (user_message first), before chat ever saw the session
+	prompt("first words", 3) // seq 1..5 (user_message first, usage last), before chat ever saw the session
 
 	p := startPTY(t, h, "--session", "mine")
 	p.waitFor("connected to", 1)
 	p.typeLine("/resume " + sid)
-	p.waitFor("replayed 4 updates after seq 0", 1)
+	p.waitFor("replayed 5 updates after seq 0", 1)
 	p.waitFor("echo: first words", 1)
 	prompt("second words", 4) // live: chat is attached now
 	p.waitFor("echo: second words", 1)
 	p.typeLine("/resume " + sid) // nothing missed since: nothing replayed
-	p.waitFor("replayed 0 updates after seq 8", 1)
+	p.waitFor("replayed 0 updates after seq 10", 1)
 	p.typeLine("/quit")
 	p.exit()
 	out := p.out.String()
 	if strings.Count(out, "echo: first words") != 1 || strings.Count(out, "echo: second words") != 1 {
 		t.Fatalf("updates shown more than once:\n%s", out)
+	}
+}
+
+func TestChatSessionControls(t *testing.T) {
+	h := home(t)
+	startDaemon(t, h, nil)
+	p := startPTY(t, h)
+	p.waitFor("connected to", 1)
+	p.typeLine("/mode readonly")
+	p.waitFor(`mode readonly, model echo, title ""`, 1)
+	p.waitFor("(session: mode readonly, model echo", 1) // the session_info update
+	p.typeLine("/mode full")                            // the operator is an admin: allowed
+	p.waitFor("mode full, model echo", 1)
+	p.typeLine("/model")
+	p.waitFor("models (from default):", 1)
+	p.waitFor("* echo", 1)
+	p.typeLine("/model gpt-nope")
+	p.waitFor(`model "gpt-nope" is not one of agent default's models`, 1)
+	p.typeLine("/title Pty work")
+	p.waitFor(`title "Pty work"`, 1)
+	p.typeLine(strings.Repeat("many words here ", 30))
+	p.waitFor("echo: many words", 1)
+	p.typeLine("/compact keep it short")
+	p.waitFor("compacted the context from ", 1)
+	p.waitFor("(history compacted: ", 1)
+	p.typeLine("/fork Pty fork")
+	p.waitFor("now in the fork", 1)
+	p.typeLine("/mode")
+	p.waitFor(`mode full, model echo, title "Pty fork"`, 1)
+	p.typeLine("/quit")
+	if err := p.exit(); err != nil {
+		t.Fatalf("chat exit: %v", err)
 	}
 }
 

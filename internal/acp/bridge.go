@@ -75,6 +75,7 @@ type sessionState struct {
 	asks    map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
 	asking  sync.WaitGroup                // questions put to the editor, until answered or withdrawn
 	catchUp chan struct{}                 // closed when a re-attach after lagged is done
+	ctl     controls                      // the session's mode, model, title (controls.go)
 }
 
 // request is one of the editor's requests in flight.
@@ -195,6 +196,9 @@ func (b *Bridge) methods() map[string]handlerFunc {
 		"session/close":  b.sessionClose,
 		"session/delete": b.sessionDelete,
 		"session/prompt": b.prompt,
+
+		"session/set_mode":          b.setMode,
+		"session/set_config_option": b.setConfigOption,
 	}
 }
 

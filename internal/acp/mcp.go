@@ -178,7 +178,8 @@ type toolProgress struct {
 func progressUpdate(id, message string) toolProgress {
 	u := toolProgress{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "in_progress"}
 	if message != "" {
-		u.Content = []toolCallContent{{Type: "content", Content: text(message)}}
+		t := text(message)
+		u.Content = []toolCallContent{{Type: "content", Content: &t}}
 	}
 	return u
 }

@@ -74,6 +74,9 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	if r.cancelled.Load() {
 		return stopResult{StopReason: "cancelled"}, nil
 	}
+	if instructions, ok := compactPrompt(text); ok && len(files) == 0 {
+		return b.compact(ctx, r, d, p.SessionID, instructions)
+	}
 
 	b.mu.Lock()
 	s := b.state(p.SessionID)

@@ -63,7 +63,7 @@ func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Val
 	}
 	b.setServers(s.SessionID, es)
 	b.track(d, s.SessionID, 0)
-	return map[string]any{"sessionId": s.SessionID}, nil
+	return b.opened(ctx, d, s.SessionID, true)
 }
 
 // reopen makes a stored or live session the editor's: attached to the daemon
@@ -114,7 +114,7 @@ func (b *Bridge) sessionLoad(ctx context.Context, _ *request, params jsontext.Va
 	for _, m := range msgs {
 		b.replay(p.SessionID, m)
 	}
-	return empty{}, nil
+	return b.opened(ctx, d, p.SessionID, false)
 }
 
 // replay sends one transcript row as the update that showed it live.
@@ -131,9 +131,9 @@ func (b *Bridge) replay(sid string, m client.Message) {
 		if !raw.IsValid() || raw.Kind() != '{' {
 			raw = nil
 		}
-		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw))
+		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw, nil))
 	case client.RoleToolResult:
-		b.notify(sid, newToolResult(m.ToolCallID, m.Text, m.IsError))
+		b.notify(sid, newToolResult(m.ToolCallID, m.Text, m.IsError, nil))
 	}
 }
 
@@ -150,7 +150,7 @@ func (b *Bridge) sessionResume(ctx context.Context, _ *request, params jsontext.
 	if err := b.reopen(ctx, d, p.SessionID, params, p.Cwd); err != nil {
 		return nil, err
 	}
-	return empty{}, nil
+	return b.opened(ctx, d, p.SessionID, false)
 }
 
 // sessionList lists the caller's sessions that can be loaded (killed ones cannot),

@@ -10,10 +10,12 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// forward hands one native update to the editor as ACP (SPEC §17): text chunks as
-// chunks, tool calls and results as tool_call and tool_call_update, approval
-// requests as session/request_permission. history_trimmed, lagged and
-// request_resolved are handled here and not forwarded; d is the connection the
+// forward hands one native update to the editor as ACP (SPEC §17, §21, §22): text
+// chunks as chunks, tool calls and results as tool_call (with locations) and
+// tool_call_update (with a diff), plans as plan, approval requests as
+// session/request_permission, session_info and usage as the updates of
+// controls.go. history_trimmed, history_compacted, lagged and request_resolved are
+// handled here and not forwarded; d is the connection the
 // update came on. It runs on the client's update goroutine, in the daemon's order.
 func (b *Bridge) forward(d *client.Client, u client.Update) {
 	sid := u.SessionID
@@ -50,9 +52,11 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.AgentThoughtChunk:
 		b.notify(sid, contentChunk{SessionUpdate: "agent_thought_chunk", Content: text(u.Text)})
 	case client.ToolCall:
-		b.notify(sid, newToolCall(u.ToolCallID, u.Name, u.RawInput))
+		b.notify(sid, newToolCall(u.ToolCallID, u.Name, u.RawInput, u.Locations))
 	case client.ToolResult:
-		b.notify(sid, newToolResult(u.ToolCallID, u.RawOutput, u.IsError))
+		b.notify(sid, newToolResult(u.ToolCallID, u.RawOutput, u.IsError, u.Diff))
+	case client.Plan:
+		b.notify(sid, newPlan(u.Entries))
 	case client.ToolProgress:
 		b.notify(sid, progressUpdate(u.ToolCallID, u.Message))
 	case client.ApprovalRequest:
@@ -71,6 +75,12 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.HistoryTrimmed:
 		b.log.Info("the daemon trimmed a session's model context", "session", sid,
 			"droppedMessages", u.Dropped, "keptMessages", u.Kept)
+	case client.SessionInfoUpdate:
+		b.controlsChanged(sid, u)
+	case client.UsageUpdate:
+		b.usage(sid, u)
+	case client.HistoryCompacted:
+		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After)
 	default:
 		b.log.Debug("ignored an update of an unknown type", "type", u.Type)
 	}
@@ -124,7 +134,7 @@ func (b *Bridge) callEditor(ctx context.Context, method string, params, result a
 func (b *Bridge) permission(u client.Update) {
 	ctx, done := b.ask(u.SessionID, u.RequestID, time.Duration(u.TimeoutSecs)*time.Second)
 	defer done()
-	tc := newToolCall(u.ToolCallID, u.Name, u.RawInput)
+	tc := newToolCall(u.ToolCallID, u.Name, u.RawInput, nil)
 	tc.SessionUpdate = ""
 	var res struct {
 		Outcome struct {

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
 )
 
 // ACP v1 shapes the bridge writes (schema/v1/schema.json of @agentclientprotocol/sdk).
@@ -27,9 +29,55 @@ type contentChunk struct {
 	Content       textBlock `json:"content"`
 }
 
+// toolCallContent is a ToolCallContent: {type: "content", content} or
+// {type: "diff", path, oldText?, newText}.
 type toolCallContent struct {
-	Type    string    `json:"type"` // "content"
-	Content textBlock `json:"content"`
+	Type    string     `json:"type"` // "content", "diff"
+	Content *textBlock `json:"content,omitzero"`
+	Path    string     `json:"path,omitzero"`
+	OldText *string    `json:"oldText,omitzero"`
+	NewText *string    `json:"newText,omitzero"`
+}
+
+// toolCallLocation is a ToolCallLocation.
+type toolCallLocation struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitzero"`
+}
+
+func locationsOf(locs []client.Location) []toolCallLocation {
+	if locs == nil {
+		return nil
+	}
+	out := make([]toolCallLocation, len(locs))
+	for i, l := range locs {
+		out[i] = toolCallLocation{Path: l.Path, Line: max(l.Line, 0)}
+	}
+	return out
+}
+
+// planUpdate is the plan session update; every entry has a priority in ACP.
+type planUpdate struct {
+	SessionUpdate string      `json:"sessionUpdate"` // "plan"
+	Entries       []planEntry `json:"entries"`
+}
+
+type planEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
+func newPlan(entries []client.PlanEntry) planUpdate {
+	p := planUpdate{SessionUpdate: "plan", Entries: make([]planEntry, len(entries))}
+	for i, e := range entries {
+		prio := e.Priority
+		if prio == "" {
+			prio = "medium"
+		}
+		p.Entries[i] = planEntry{Content: e.Content, Priority: prio, Status: e.Status}
+	}
+	return p
 }
 
 // toolCall is the tool_call update, and the toolCall of session/request_permission
@@ -41,16 +89,18 @@ type toolCall struct {
 	Kind          string         `json:"kind"`
 	Status        string         `json:"status"`
 	RawInput      jsontext.Value `json:"rawInput,omitzero"`
+	// Locations is nil for a tool that touches no file: then it is left out.
+	Locations []toolCallLocation `json:"locations,omitzero"`
 }
 
-// kindOf is the ACP tool kind of a daemon tool (SPEC §17).
+// kindOf is the ACP tool kind of a daemon tool (SPEC §17, §21).
 func kindOf(tool string) string {
 	switch tool {
 	case "read_file":
 		return "read"
-	case "list_dir":
+	case "list_dir", "search", "glob":
 		return "search"
-	case "write_file":
+	case "write_file", "edit_file":
 		return "edit"
 	case "shell":
 		return "execute"
@@ -62,7 +112,7 @@ func kindOf(tool string) string {
 func titleOf(tool string, rawInput jsontext.Value) string {
 	var args map[string]any
 	if len(rawInput) > 0 && json.Unmarshal(rawInput, &args) == nil {
-		for _, key := range []string{"command", "path", "question"} {
+		for _, key := range []string{"command", "path", "pattern", "question"} {
 			if v, ok := args[key].(string); ok && v != "" {
 				if len(v) > 120 {
 					v = v[:120] + "…"
@@ -74,12 +124,12 @@ func titleOf(tool string, rawInput jsontext.Value) string {
 	return tool
 }
 
-func newToolCall(id, tool string, rawInput jsontext.Value) toolCall {
+func newToolCall(id, tool string, rawInput jsontext.Value, locs []client.Location) toolCall {
 	if len(rawInput) == 0 {
 		rawInput = jsontext.Value("{}")
 	}
 	return toolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: titleOf(tool, rawInput),
-		Kind: kindOf(tool), Status: "pending", RawInput: rawInput}
+		Kind: kindOf(tool), Status: "pending", RawInput: rawInput, Locations: locationsOf(locs)}
 }
 
 // toolResult is the tool_call_update of a result: it carries no title or kind.
@@ -91,13 +141,21 @@ type toolResult struct {
 	RawOutput     string            `json:"rawOutput"`
 }
 
-func newToolResult(id, output string, isError bool) toolResult {
+// newToolResult is the tool_call_update of a result: its text, after the diff of
+// the file it changed when it has one (so that an editor shows it for review).
+func newToolResult(id, output string, isError bool, diff *client.Diff) toolResult {
 	status := "completed"
 	if isError {
 		status = "failed"
 	}
+	out := text(output)
+	content := make([]toolCallContent, 0, 2)
+	if diff != nil {
+		content = append(content, toolCallContent{Type: "diff", Path: diff.Path, OldText: diff.OldText, NewText: &diff.NewText})
+	}
+	content = append(content, toolCallContent{Type: "content", Content: &out})
 	return toolResult{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
-		Content: []toolCallContent{{Type: "content", Content: text(output)}}, RawOutput: output}
+		Content: content, RawOutput: output}
 }
 
 type permissionOption struct {

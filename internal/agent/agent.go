@@ -59,8 +59,16 @@ type Turn struct {
 	// MCP server that has not listed its tools), or returns nil.
 	Lookup func(name string) tool.Tool
 	// CallID, when set, renames each tool call the model makes before anything sees
-	// it: providers' ids are unique only within one model call or turn.
+	// it: providers' ids are unique only within one model call or turn. The
+	// provider's own id stays beside it (ToolCall.ProviderID): the model is sent
+	// that one back (SPEC §23).
 	CallID func(providerID string) string
+	// Controls, when set, is asked before every model call for the model and the
+	// autonomy to use from that call on (session/set applies from the next model
+	// call, SPEC §22); else Model and Autonomy hold for the whole turn.
+	Controls func() (model, autonomy string)
+	// Used, when set, is told each model call's usage as the call ends.
+	Used func(u provider.Usage)
 }
 
 // Outcome is how a turn ended.
@@ -97,12 +105,16 @@ func Run(ctx context.Context, t Turn) Outcome {
 		if step == t.MaxSteps {
 			return out(MaxSteps)
 		}
+		if t.Controls != nil {
+			t.Model, t.Autonomy = t.Controls()
+		}
 		tools := t.Tools
 		if t.ToolSet != nil {
 			tools = t.ToolSet()
 		}
 		specs := specsOf(tools)
 		separate := said.Len() > 0
+		var shown strings.Builder // this call's visible text so far
 		res, err := t.Provider.Stream(ctx, provider.Request{
 			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
 		}, func(d provider.Delta) {
@@ -113,12 +125,23 @@ func Run(ctx context.Context, t Turn) Outcome {
 					t.Hooks.Delta(provider.Delta{Text: paragraph})
 				}
 				said.WriteString(d.Text)
+				shown.WriteString(d.Text)
 			}
 			t.Hooks.Delta(d)
 		})
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
+		usage.CachedInputTokens += res.Usage.CachedInputTokens
+		usage.ContextTokens = res.Usage.Context() // the last call's: the context as it now is
+		if t.Used != nil && err == nil {
+			t.Used(res.Usage)
+		}
 		if ctx.Err() != nil {
+			// What the user saw of the answer stays the assistant's message (SPEC
+			// §23), so the next prompt follows it rather than merging into this one.
+			if shown.Len() > 0 {
+				add(provider.Message{Role: provider.RoleAssistant, Text: shown.String()})
+			}
 			return out(Cancelled)
 		}
 		if err != nil {
@@ -128,7 +151,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 		}
 		if t.CallID != nil {
 			for i := range res.ToolCalls {
-				res.ToolCalls[i].ID = t.CallID(res.ToolCalls[i].ID)
+				res.ToolCalls[i].ID = t.CallID(res.ToolCalls[i].ProviderID)
 			}
 		}
 		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})

@@ -53,8 +53,8 @@ func (s *scripted) Stream(ctx context.Context, req provider.Request, emit func(p
 		return provider.Result{}, st.err
 	}
 	for i, name := range st.calls {
-		res.ToolCalls = append(res.ToolCalls, provider.ToolCall{
-			ID: fmt.Sprintf("c%d_%d", n+1, i+1), Name: name, Arguments: jsontext.Value(`{}`)})
+		id := fmt.Sprintf("c%d_%d", n+1, i+1)
+		res.ToolCalls = append(res.ToolCalls, provider.ToolCall{ID: id, ProviderID: id, Name: name, Arguments: jsontext.Value(`{}`)})
 	}
 	res.Usage = provider.Usage{InputTokens: 1, OutputTokens: 1}
 	return res, nil
@@ -306,7 +306,71 @@ func TestEveryModelCallSeesTheWholeContextSoFar(t *testing.T) {
 	if got := strings.Join(roles, " | "); got != "user:before | user:now | assistant:Let me look. | tool:look ran" {
 		t.Errorf("the second call was given %s", got)
 	}
-	if out.Usage != (provider.Usage{InputTokens: 2, OutputTokens: 2}) {
+	if out.Usage != (provider.Usage{InputTokens: 2, OutputTokens: 2, ContextTokens: 2}) {
 		t.Errorf("usage %+v, want the sum of both calls", out.Usage)
+	}
+}
+
+// SPEC §23: a turn cancelled after visible output keeps what streamed of the
+// cancelled call as the assistant's message, recorded like any other; thoughts
+// alone leave none.
+func TestACancelAfterOutputKeepsItAsTheAssistantsMessage(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		deltas []provider.Delta
+		want   string // the last message of the context: role and text
+	}{
+		{"visible text", []provider.Delta{thought("hm"), {Text: "Part"}, {Text: "ial"}}, "assistant Partial"},
+		{"thoughts only", []provider.Delta{thought("hm")}, "user now"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			p := &scripted{t: t, steps: []step{{deltas: tt.deltas, cancel: true}}, cancel: cancel}
+			h := &recorded{}
+			out := Run(ctx, Turn{Provider: p, MaxSteps: 5, Prompt: "now", Hooks: h})
+			last := out.Context[len(out.Context)-1]
+			if out.StopReason != Cancelled || fmt.Sprint(last.Role, " ", last.Text) != tt.want {
+				t.Fatalf("stop %s, last message %+v, want %s", out.StopReason, last, tt.want)
+			}
+			if len(h.messages) != len(out.Context) {
+				t.Errorf("the hooks recorded %d messages of %d", len(h.messages), len(out.Context))
+			}
+		})
+	}
+}
+
+// CallID renames a call for the session from the provider's id, which stays beside
+// the new one.
+func TestCallIDKeepsTheProvidersID(t *testing.T) {
+	p := &scripted{t: t, steps: []step{{calls: []string{"look"}}, {deltas: text("ok")}}}
+	var got []string
+	out := Run(context.Background(), Turn{Provider: p, MaxSteps: 5, Prompt: "now", Hooks: &recorded{},
+		Tools:  map[string]tool.Tool{"look": fakeTool{name: "look", runs: new([]string)}},
+		CallID: func(id string) string { got = append(got, id); return "tc_x_1" }})
+	c := out.Context[1].ToolCalls[0]
+	if c.ID != "tc_x_1" || c.ProviderID != "c1_1" || fmt.Sprint(got) != "[c1_1]" || out.Context[2].ToolCallID != "tc_x_1" {
+		t.Errorf("call %+v, CallID given %v, result for %q", c, got, out.Context[2].ToolCallID)
+	}
+}
+
+func TestControlsApplyFromTheNextModelCallAndUsedHearsEachCall(t *testing.T) {
+	var runs []string
+	p := &scripted{t: t, steps: []step{{deltas: text("Let me look."), calls: []string{"look"}}, {deltas: text("Found it.")}}}
+	models := []string{"m1", "m2"}
+	var used []provider.Usage
+	calls := 0
+	out := Run(context.Background(), Turn{Provider: p, Model: "m", MaxSteps: 5, Autonomy: "full",
+		Tools: map[string]tool.Tool{"look": fakeTool{name: "look", runs: &runs}}, Prompt: "now", Hooks: &recorded{},
+		Controls: func() (string, string) { calls++; return models[calls-1], "full" },
+		Used:     func(u provider.Usage) { used = append(used, u) }})
+	if out.StopReason != EndTurn || len(p.seen) != 2 {
+		t.Fatalf("%s after %d calls", out.StopReason, len(p.seen))
+	}
+	if p.seen[0].Model != "m1" || p.seen[1].Model != "m2" {
+		t.Errorf("models %q, %q; want m1 then m2", p.seen[0].Model, p.seen[1].Model)
+	}
+	if len(used) != 2 {
+		t.Errorf("Used heard %d calls, want 2", len(used))
 	}
 }

@@ -28,6 +28,7 @@ const chatHelp = `Type a prompt and press Enter. Ctrl-C cancels the running turn
   /cancel        cancel the session's running turn
   /sessions      list your sessions
   /resume ID     switch to session ID, replaying the updates this client missed
+` + controlsHelp + `
   /help          this help
   /quit          leave (also Ctrl-D)`
 
@@ -242,7 +243,9 @@ func (ch *chat) command(text string) (quit bool) {
 		ch.attachments = nil
 		ch.printf("%sresumed session %s: replayed %d updates after seq %d (last seq %d)%s\n", faint, arg, res.Replayed, after, res.LastSeq, reset)
 	default:
-		ch.printf("unknown command %s; /help lists them\n", name)
+		if !ch.control(ctx, name, arg) {
+			ch.printf("unknown command %s; /help lists them\n", name)
+		}
 	}
 	return false
 }

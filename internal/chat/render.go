@@ -44,6 +44,12 @@ func (ch *chat) render(u client.Update) {
 	case client.HistoryTrimmed:
 		ch.endLine()
 		ch.printf("%s(history trimmed: %d older messages leave the model's context, %d kept)%s\n", faint, u.Dropped, u.Kept, reset)
+	case client.SessionInfoUpdate:
+		ch.endLine()
+		ch.printf("%s(session: mode %s, model %s, title %q)%s\n", faint, u.Mode, u.Model, u.Title, reset)
+	case client.HistoryCompacted:
+		ch.endLine()
+		ch.printf("%s(history compacted: %d → %d characters)%s\n", faint, u.Before, u.After, reset)
 	}
 }
 

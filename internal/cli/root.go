@@ -15,12 +15,24 @@ func Root(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "ZeroClaw agent daemon and its clients",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	// With no subcommand: the full-screen client in a terminal, the help otherwise
+	// (piped, as before).
+	var o tuiOptions
+	o.addFlags(root)
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !interactiveTerminal() {
+			return cmd.Help()
+		}
+		return runTUI(o)
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
 	root.AddCommand(uploadCmd())
 	root.AddCommand(acpCmd())
+	root.AddCommand(tuiCmd())
 	root.AddCommand(mcpCmd())
 	return root
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/client"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
 
 func rpcCmd() *cobra.Command {
@@ -26,7 +27,11 @@ object or array; default {}), and print the result as JSON. On a JSON-RPC error 
 error object ({"code","message","data"}) goes to stderr and the exit status is 1.
 docs/protocol.md lists the methods.`,
 		Example: `  zeroclaw rpc status
-  zeroclaw rpc session/new '{"agentAlias":"default"}'`,
+  zeroclaw rpc session/new '{"agentAlias":"default"}'
+  zeroclaw rpc session/set '{"sessionId":"…","mode":"readonly","model":"gpt-4o","title":"Parser work"}'
+  zeroclaw rpc models/list '{"agentAlias":"default"}'
+  zeroclaw rpc session/compact '{"sessionId":"…","instructions":"keep the file names"}'
+  zeroclaw rpc session/fork '{"sessionId":"…","title":"the other way"}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params := jsontext.Value("{}")
@@ -36,7 +41,7 @@ docs/protocol.md lists the methods.`,
 					return fmt.Errorf("params must be a JSON object or array, got %q", args[1])
 				}
 			}
-			return withClient(configDir, remote, func(ctx context.Context, c *client.Client) error {
+			return withClientFor(configDir, remote, rpcTimeout(args[0]), func(ctx context.Context, c *client.Client) error {
 				var result jsontext.Value
 				err := c.Call(ctx, args[0], params, &result)
 				var e *client.Error
@@ -77,11 +82,25 @@ func rpcErrorLine(method string, e *client.Error) error {
 // callTimeout bounds one client command: connect, initialize and its call.
 const callTimeout = 60 * time.Second
 
+// rpcTimeout bounds `zeroclaw rpc METHOD`: callTimeout, but session/compact may
+// take its whole deadline (session.CompactDeadline, 180 s) and then some.
+func rpcTimeout(method string) time.Duration {
+	if method == "session/compact" {
+		return session.CompactDeadline + callTimeout
+	}
+	return callTimeout
+}
+
 // withClient runs fn on a fresh, initialized connection to the running daemon of
 // configDir, or to the remote one the flags name; it never starts one. ctx bounds
 // the whole command (callTimeout).
 func withClient(configDir string, remote remoteFlags, fn func(ctx context.Context, c *client.Client) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	return withClientFor(configDir, remote, callTimeout, fn)
+}
+
+// withClientFor is withClient with the command bounded by timeout.
+func withClientFor(configDir string, remote remoteFlags, timeout time.Duration, fn func(ctx context.Context, c *client.Client) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	c, err := connect(ctx, configDir, remote)
 	if err != nil {

@@ -70,6 +70,12 @@ type Provider struct {
 	// 429, 503, 529 or a connection error is tried again (SPEC §20). A pointer,
 	// because 0 (never) is a real choice: unset means DefaultMaxRetries.
 	MaxRetries *int `toml:"max_retries,omitempty"`
+	// Models are the models session/set may choose for the provider's agents
+	// (SPEC §22); empty means the provider's own list, else its model.
+	Models []string `toml:"models,omitempty"`
+	// ContextWindow is the model's context window in tokens, reported in usage
+	// updates; 0 means unknown (the echo provider's is EchoContextWindow).
+	ContextWindow int `toml:"context_window,omitempty"`
 }
 
 // Retries is the entry's max_retries, DefaultMaxRetries when unset.

@@ -154,6 +154,14 @@ func (c Config) validateProviders() *ValidationError {
 				return err
 			}
 		}
+		if p.ContextWindow < 0 {
+			return invalid(key+".context_window", "= %d: must not be negative", p.ContextWindow)
+		}
+		for i, m := range p.Models {
+			if m == "" || len(m) > 256 {
+				return invalid(key+".models", "[%d] must be a model name of 1 to 256 bytes", i)
+			}
+		}
 	}
 	return nil
 }

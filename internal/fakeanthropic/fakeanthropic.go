@@ -15,6 +15,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakemodel"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sync"
 	"testing"
 )
@@ -25,8 +26,14 @@ type Server struct {
 	*fakemodel.Script[Answer]
 	srv *httptest.Server
 
+	models modelList // GET /v1/models (models.go)
+
 	keysMu sync.Mutex
 	keys   []string // the x-api-key of each request
+
+	idsMu    sync.Mutex
+	produced map[string]bool // every tool_use id it streamed
+	calls    int
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -51,7 +58,8 @@ type Answer struct {
 	Message    string
 }
 
-// Call is one tool_use block; Input is its JSON in the pieces it streams in.
+// Call is one tool_use block; Input is its JSON in the pieces it streams in. Without
+// an ID the server makes one, unique across its answers, as the API does.
 type Call struct {
 	ID, Name string
 	Input    []string
@@ -73,12 +81,15 @@ func New(t testing.TB, script ...Answer) *Server {
 
 // NewHandler is a Server that is not listening: serve it yourself.
 func NewHandler(script ...Answer) *Server {
-	return &Server{Script: fakemodel.NewScript("fakeanthropic", Alternates, script...)}
+	f := &Server{produced: map[string]bool{}}
+	f.Script = fakemodel.NewScript("fakeanthropic", f.strictCheck, script...)
+	return f
 }
 
 // Strict makes the server refuse, with HTTP 400 and NotAlternating, a request whose
-// messages do not alternate (see Alternates). A refused request is recorded but
-// takes no answer from the script.
+// messages do not alternate (see Alternates) or whose tool_use ids are not the ones
+// it gave (see IDsRoundTrip). A refused request is recorded but takes no answer
+// from the script.
 func (f *Server) Strict() *Server {
 	f.SetStrict()
 	return f
@@ -89,15 +100,18 @@ func (f *Server) URL() string { return f.srv.URL }
 
 // ServeHTTP answers one messages request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.serveModels(w, r) {
+		return
+	}
 	f.keysMu.Lock() // before Take: once request n is seen, so is its key
 	f.keys = append(f.keys, r.Header.Get("X-Api-Key"))
 	f.keysMu.Unlock()
-	req, a, refuse := f.Take(r)
+	req, a, refusal := f.Take(r)
 
 	if r.URL.Path != "/v1/messages" {
 		a = Answer{Status: http.StatusNotFound, ErrorType: "not_found_error", Message: "no route " + r.URL.Path}
 	}
-	if refuse {
+	if refusal != nil {
 		a = Answer{Status: http.StatusBadRequest, ErrorType: "invalid_request_error", Message: NotAlternating}
 	}
 	if a.Status != 0 {
@@ -179,7 +193,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, p := range c.Input {
 			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": p})
 		}
-		block(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}, ds)
+		block(map[string]any{"type": "tool_use", "id": f.callID(c), "name": c.Name, "input": map[string]any{}}, ds)
 	}
 	reason := "end_turn"
 	if len(a.Calls) > 0 {
@@ -279,3 +293,61 @@ func Alternates(req map[string]any) error {
 	}
 	return nil
 }
+
+// callID is the id the server gives c.
+func (f *Server) callID(c Call) string {
+	f.idsMu.Lock()
+	defer f.idsMu.Unlock()
+	f.calls++
+	id := c.ID
+	if id == "" {
+		id = fmt.Sprintf("toolu_fake%02d", f.calls)
+	}
+	f.produced[id] = true
+	return id
+}
+
+// strictCheck is what Strict refuses.
+func (f *Server) strictCheck(req map[string]any) error {
+	if err := Alternates(req); err != nil {
+		return err
+	}
+	return f.IDsRoundTrip(req)
+}
+
+// IDsRoundTrip checks that every tool_use block of req carries, unchanged, the id
+// this server gave it, or, for a call it never saw (a context restored from old
+// rows), an id the client made in the form every API accepts (9 characters of
+// [a-zA-Z0-9]); and that no two share one (the API requires unique ids).
+func (f *Server) IDsRoundTrip(req map[string]any) error {
+	seen := map[string]bool{}
+	for i, m := range Messages(req) {
+		for j, b := range Blocks(m) {
+			if b["type"] != "tool_use" {
+				continue
+			}
+			id, _ := b["id"].(string)
+			f.idsMu.Lock()
+			produced := f.produced[id]
+			f.idsMu.Unlock()
+			switch {
+			case seen[id]:
+				return fmt.Errorf("message %d block %d: the tool_use id %q is used twice", i, j, id)
+			case !produced && !madeID.MatchString(id):
+				return fmt.Errorf("message %d block %d: the tool_use id %q is neither one this server gave nor one made as every API accepts", i, j, id)
+			}
+			seen[id] = true
+		}
+	}
+	return nil
+}
+
+// Produced reports whether the server gave a tool_use block the id id.
+func (f *Server) Produced(id string) bool {
+	f.idsMu.Lock()
+	defer f.idsMu.Unlock()
+	return f.produced[id]
+}
+
+// madeID is the form of an id a client makes where it has none of the server's.
+var madeID = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)

@@ -18,11 +18,13 @@ import (
 type Script[A any] struct {
 	name   string                         // the fake's name, for failures
 	check  func(req map[string]any) error // what strict mode refuses
+	rule   func(req map[string]any) error // what the server refuses in any mode (SetRule)
 	mu     sync.Mutex
 	reqs   []map[string]any
 	script []A
 	// answered counts the requests answered from the script (refused ones are not).
 	answered int
+	refused  int
 	strict   bool
 	changed  chan struct{} // closed and replaced when a request arrives
 }
@@ -40,22 +42,59 @@ func (s *Script[A]) SetStrict() {
 	s.mu.Unlock()
 }
 
-// Take reads and records one request, and returns it with its answer; refused says
-// that strict mode refuses it, and then it takes no answer from the script.
-func (s *Script[A]) Take(r *http.Request) (req map[string]any, a A, refused bool) {
+// SetRule makes Take refuse, strict or not, a request that rule finds fault with: a
+// check a real server always makes (Mistral's rule for tool-call ids). The rule
+// runs before strict mode's check.
+func (s *Script[A]) SetRule(rule func(req map[string]any) error) {
+	s.mu.Lock()
+	s.rule = rule
+	s.mu.Unlock()
+}
+
+// Take reads and records one request, and returns it with its answer; refusal is
+// why the rule or strict mode refuses it (nil when neither does), and then it
+// takes no answer from the script.
+func (s *Script[A]) Take(r *http.Request) (req map[string]any, a A, refusal error) {
 	body, _ := io.ReadAll(r.Body)
 	json.Unmarshal(body, &req)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, req)
-	refused = s.strict && s.check(req) != nil
-	if !refused {
+	if s.rule != nil {
+		refusal = s.rule(req)
+	}
+	if refusal == nil && s.strict {
+		refusal = s.check(req)
+	}
+	if refusal == nil {
 		a = s.script[min(s.answered, len(s.script)-1)]
 		s.answered++
+	} else {
+		s.refused++
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
-	return req, a, refused
+	return req, a, refusal
+}
+
+// Refused is how many requests the rule or strict mode refused so far.
+func (s *Script[A]) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// Check runs strict mode's check (and the rule) on req, as Take would.
+func (s *Script[A]) Check(req map[string]any) error {
+	s.mu.Lock()
+	rule := s.rule
+	s.mu.Unlock()
+	if rule != nil {
+		if err := rule(req); err != nil {
+			return err
+		}
+	}
+	return s.check(req)
 }
 
 // Request returns the n-th request received (from 0), waiting up to 30 s for it.

@@ -2,19 +2,25 @@
 // streams scripted answers the way the real API does (server-sent events, tool-call
 // deltas, a usage chunk, [DONE]), fails the way it does (an HTTP status with an
 // error body and Retry-After, a stream cut off), and records every request, so a
-// test can assert what the daemon gave the model. Optionally it refuses, like the
-// strict chat templates of vLLM or llama.cpp, a context whose roles do not
-// alternate. It serves loopback only and is never used outside tests.
+// test can assert what the daemon gave the model.
+//
+// Optionally it refuses, like the strict chat templates of vLLM or llama.cpp, a
+// context whose roles do not alternate, or whose tool-call ids are not the ones it
+// produced (Strict). Quirks switch it into the ways other OpenAI-compatible
+// servers stream (quirks.go). It serves loopback only and is never used outside
+// tests.
 package fakeopenai
 
 import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakemodel"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakemodel"
 )
 
 // Server is the fake endpoint. It is an http.Handler too, for tests that serve it
@@ -22,6 +28,12 @@ import (
 type Server struct {
 	*fakemodel.Script[Answer]
 	srv *httptest.Server
+
+	mu       sync.Mutex
+	quirks   map[Quirk]bool
+	produced map[string]bool // every tool-call id it streamed
+	calls    int             // tool calls streamed so far
+	models   modelList       // GET /v1/models (models.go)
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -41,7 +53,8 @@ type Answer struct {
 	Message    string
 }
 
-// Call is one tool call of an answer.
+// Call is one tool call of an answer. Without an ID the server makes one, unique
+// across its answers, as OpenAI does; a quirk may change what it sends.
 type Call struct{ ID, Name, Args string }
 
 // NotAlternating is the message of the 400 a strict server answers, as vLLM's
@@ -61,12 +74,16 @@ func New(t testing.TB, script ...Answer) *Server {
 
 // NewHandler is a Server that is not listening: serve it yourself.
 func NewHandler(script ...Answer) *Server {
-	return &Server{Script: fakemodel.NewScript("fakeopenai", Alternates, script...)}
+	f := &Server{quirks: map[Quirk]bool{}, produced: map[string]bool{}}
+	f.Script = fakemodel.NewScript("fakeopenai", f.strictCheck, script...)
+	f.SetRule(f.rule)
+	return f
 }
 
 // Strict makes the server refuse, with HTTP 400 and NotAlternating, a request whose
-// messages do not alternate (see Alternates). A refused request is recorded but
-// takes no answer from the script.
+// messages do not alternate (see Alternates), or whose tool calls do not carry the
+// ids it gave them (see IDsRoundTrip). A refused request is recorded but takes no
+// answer from the script.
 func (f *Server) Strict() *Server {
 	f.SetStrict()
 	return f
@@ -75,10 +92,60 @@ func (f *Server) Strict() *Server {
 // URL is the base URL to configure as a provider's base_url.
 func (f *Server) URL() string { return f.srv.URL + "/v1" }
 
+// strictCheck is what Strict refuses.
+func (f *Server) strictCheck(req map[string]any) error {
+	if err := Alternates(req); err != nil {
+		return err
+	}
+	return f.IDsRoundTrip(req)
+}
+
+// IDsRoundTrip checks the tool-call ids of req: no two calls share one, and each
+// call carries the id this server gave it or, where it gave none (a call of a
+// context restored from old rows, the NoIDs quirk) or repeats one (CallZero), an id
+// the client made in the form every API accepts: 9 characters of [a-zA-Z0-9].
+// (Alternates checks that each result names a call.)
+func (f *Server) IDsRoundTrip(req map[string]any) error {
+	seen := map[string]bool{}
+	for i, m := range Messages(req) {
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			cm, _ := c.(map[string]any)
+			id, _ := cm["id"].(string)
+			switch {
+			case id == "":
+				return fmt.Errorf("message %d: a tool call without an id", i)
+			case seen[id]:
+				return fmt.Errorf("message %d: the tool-call id %q is used twice", i, id)
+			}
+			seen[id] = true
+			f.mu.Lock()
+			produced := f.produced[id]
+			f.mu.Unlock()
+			if !produced && !mistralID.MatchString(id) {
+				return fmt.Errorf("message %d: the tool-call id %q is neither one this server gave nor one made as every API accepts", i, id)
+			}
+		}
+	}
+	return nil
+}
+
 // ServeHTTP answers one chat completion request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, a, refuse := f.Take(r)
-	if refuse {
+	if f.serveModels(w, r) {
+		return
+	}
+	req, a, refusal := f.Take(r)
+	var mistral *mistralIDError
+	switch {
+	case errors.As(refusal, &mistral):
+		// Mistral's API words its errors at the top level.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		b, _ := json.Marshal(map[string]any{"object": "error", "message": mistral.Error(), "type": "invalid_request_message_error", "param": nil, "code": nil})
+		w.Write(b)
+		return
+	case refusal != nil:
 		a = Answer{Status: http.StatusBadRequest, Message: NotAlternating}
 	}
 	if a.Status != 0 {
@@ -91,48 +158,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(b)
 		return
 	}
-
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	chunk := func(delta map[string]any, finish any) {
-		b, _ := json.Marshal(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
-		})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		fl.Flush()
-	}
-	chunk(map[string]any{"role": "assistant"}, nil)
-	for _, t := range a.Thoughts {
-		chunk(map[string]any{"reasoning_content": t}, nil)
-	}
-	for _, t := range a.Text {
-		chunk(map[string]any{"content": t}, nil)
-	}
-	if a.Hold {
-		<-r.Context().Done()
-		return
-	}
-	if a.Cut {
-		panic(http.ErrAbortHandler)
-	}
-	for i, c := range a.Calls {
-		chunk(map[string]any{"tool_calls": []any{map[string]any{
-			"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": c.Args},
-		}}}, nil)
-	}
-	finish := "stop"
-	if len(a.Calls) > 0 {
-		finish = "tool_calls"
-	}
-	chunk(map[string]any{}, finish)
-	b, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake", "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-	})
-	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
-	fl.Flush()
+	f.stream(w, r, req, a)
 }
 
 // Messages returns a request's messages.

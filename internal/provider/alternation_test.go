@@ -187,7 +187,8 @@ func TestEveryWayATurnEndsIsFollowedByAnAlternatingRequest(t *testing.T) {
 		{name: "error before output", first: []reply{{status: 500}}, stop: agent.Error, prompt: "first\n\nnext"},
 		{name: "error after output", first: []reply{{text: []string{"par", "tial"}, cut: true}}, stop: agent.Error, prompt: "first\n\nnext"},
 		{name: "cancel before output", first: []reply{{hold: true}}, cancel: "at request", stop: agent.Cancelled, prompt: "first\n\nnext"},
-		{name: "cancel after output", first: []reply{{text: []string{"partial"}, hold: true}}, cancel: "at delta", stop: agent.Cancelled, prompt: "first\n\nnext"},
+		// SPEC §23: what the user saw stays the assistant's message; nothing merges.
+		{name: "cancel after output", first: []reply{{text: []string{"partial"}, hold: true}}, cancel: "at delta", stop: agent.Cancelled, prompt: "next"},
 		{name: "cancel after text and a tool call", first: []reply{{text: []string{"Let me look."}, call: true}, {text: []string{"partial"}, hold: true}},
 			cancel: "at second delta", stop: agent.Cancelled},
 		{name: "max_steps", first: []reply{{text: []string{"Let me look."}, call: true}}, steps: 1, stop: agent.MaxSteps},

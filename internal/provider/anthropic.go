@@ -87,7 +87,9 @@ func (p *anthropicProvider) attempt(ctx context.Context, model string, params an
 		switch ev.Type {
 		case "message_start":
 			u := ev.Message.Usage
+			// input_tokens counts only what the cache did not cover.
 			usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
+			usage.CachedInputTokens = int(u.CacheReadInputTokens)
 			usage.OutputTokens = int(u.OutputTokens)
 		case "content_block_start":
 			cb := ev.ContentBlock
@@ -102,7 +104,7 @@ func (p *anthropicProvider) attempt(ctx context.Context, model string, params an
 					emit(Delta{Thought: true, Text: cb.Thinking})
 				}
 			case "tool_use":
-				c := &partialCall{index: int(ev.Index), id: cb.ID, name: cb.Name}
+				c := &partialCall{index: int(ev.Index), id: cb.ID, providerID: cb.ID, name: cb.Name}
 				calls = append(calls, c)
 				starts[c] = cb.JSON.Input.Raw()
 			}
@@ -128,6 +130,9 @@ func (p *anthropicProvider) attempt(ctx context.Context, model string, params an
 			}
 			if n := int(ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens); n > usage.InputTokens {
 				usage.InputTokens = n
+			}
+			if n := int(ev.Usage.CacheReadInputTokens); n > usage.CachedInputTokens {
+				usage.CachedInputTokens = n
 			}
 			if ev.Delta.StopReason != "" {
 				reason = ev.Delta.StopReason
@@ -191,7 +196,7 @@ func (p *anthropicProvider) params(model string, req Request) anthropic.MessageN
 	msgs := make([]anthropic.MessageParam, 0, len(req.Messages))
 	// user is the open user message of tool results, if the last message is one.
 	var user *anthropic.UserMessageParam
-	for _, m := range alternating(req.Messages) {
+	for _, m := range wireIDs(alternating(req.Messages), anthropicID) {
 		switch m.Role {
 		case RoleUser:
 			text := m.Text

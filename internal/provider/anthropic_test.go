@@ -123,11 +123,11 @@ func TestAnthropicStreamsTextAndThinkingAndSendsTheRequest(t *testing.T) {
 		Messages: []Message{
 			user("look around"),
 			{Role: RoleAssistant, Text: "sure", ToolCalls: []ToolCall{
-				{ID: "toolu_a", Name: "list_dir", Arguments: jsontext.Value(`{"path":"."}`)},
-				{ID: "toolu_b", Name: "read_file", Arguments: jsontext.Value(`{"path":"x"}`)},
+				{ID: "tc_t_1", ProviderID: "toolu_a", Name: "list_dir", Arguments: jsontext.Value(`{"path":"."}`)},
+				{ID: "tc_t_2", ProviderID: "toolu_b", Name: "read_file", Arguments: jsontext.Value(`{"path":"x"}`)},
 			}},
-			{Role: RoleTool, ToolCallID: "toolu_a", Name: "list_dir", Text: "x"},
-			{Role: RoleTool, ToolCallID: "toolu_b", Name: "read_file", Text: "no such file", IsError: true},
+			{Role: RoleTool, ToolCallID: "tc_t_1", Name: "list_dir", Text: "x"},
+			{Role: RoleTool, ToolCallID: "tc_t_2", Name: "read_file", Text: "no such file", IsError: true},
 		},
 		Tools: []ToolSpec{{Name: "list_dir", Description: "lists a directory",
 			Parameters: jsontext.Value(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)}},
@@ -143,7 +143,7 @@ func TestAnthropicStreamsTextAndThinkingAndSendsTheRequest(t *testing.T) {
 	if d := diff([]string{"Let me ", "think."}, rec.thoughts()); d != "" {
 		t.Error(d)
 	}
-	if res.Usage != (Usage{InputTokens: 30, OutputTokens: 12}) {
+	if res.Usage != (Usage{InputTokens: 30, OutputTokens: 12, CachedInputTokens: 5}) {
 		t.Errorf("Usage = %+v", res.Usage)
 	}
 
@@ -228,14 +228,14 @@ func TestAnthropicReassemblesToolInputSplitOverDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ToolCall{
-		{ID: "toolu_1", Name: "shell", Arguments: jsontext.Value(`{"command": "ls -la", "timeout_secs": 5}`)},
-		{ID: "toolu_2", Name: "list_dir", Arguments: jsontext.Value(`{"path": "src"}`)},
-		{ID: "toolu_3", Name: "ask_user", Arguments: jsontext.Value(`{}`)},
+		{ID: "toolu_1", ProviderID: "toolu_1", Name: "shell", Arguments: jsontext.Value(`{"command": "ls -la", "timeout_secs": 5}`)},
+		{ID: "toolu_2", ProviderID: "toolu_2", Name: "list_dir", Arguments: jsontext.Value(`{"path": "src"}`)},
+		{ID: "toolu_3", ProviderID: "toolu_3", Name: "ask_user", Arguments: jsontext.Value(`{}`)},
 	}
 	if d := diff(want, res.ToolCalls); d != "" {
 		t.Error(d)
 	}
-	if res.Text != "Two calls." || res.Usage != (Usage{InputTokens: 30, OutputTokens: 40}) {
+	if res.Text != "Two calls." || res.Usage != (Usage{InputTokens: 30, OutputTokens: 40, CachedInputTokens: 5}) {
 		t.Errorf("res = %+v", res)
 	}
 	if got.Model != "default-model" || got.MaxTokens != 1000 {

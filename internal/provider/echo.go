@@ -101,6 +101,7 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 		usage.InputTokens = countWords(prompt)
 	}
 	if len(calls) > 0 {
+		usage.ContextTokens = contextWords(req)
 		return Result{ToolCalls: calls, Usage: usage}, nil
 	}
 	for _, m := range after {
@@ -118,7 +119,18 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 		return Result{}, err
 	}
 	usage.OutputTokens = words
+	usage.ContextTokens = contextWords(req) + words
 	return Result{Text: text, Usage: usage}, nil
+}
+
+// contextWords is the size of the request's context in echo's tokens: the words of
+// the system prompt and of every message.
+func contextWords(req Request) int {
+	n := countWords(req.System)
+	for _, m := range req.Messages {
+		n += countWords(m.Text)
+	}
+	return n
 }
 
 // echoLines yields the lines of s: split at "\n", without a trailing "\r".

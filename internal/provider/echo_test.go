@@ -157,7 +157,7 @@ func TestEchoFollowsSpec(t *testing.T) {
 			if diff := diff(tt.calls, res.ToolCalls); diff != "" {
 				t.Errorf("tool calls (-want +got):\n%s", diff)
 			}
-			if res.Usage != tt.usage {
+			if got := (Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}); got != tt.usage {
 				t.Errorf("Usage = %+v, want %+v", res.Usage, tt.usage)
 			}
 		})
@@ -254,5 +254,23 @@ func BenchmarkEchoStream(b *testing.B) {
 		if _, err := (Echo{}).Stream(context.Background(), req, emit); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestEchoContextTokensAreTheWordsOfTheWholeContextAndTheReply(t *testing.T) {
+	req := Request{System: "be brief", Messages: []Message{
+		{Role: RoleUser, Text: "one two"}, {Role: RoleAssistant, Text: "echo: one two"},
+		{Role: RoleUser, Text: "three four five"},
+	}}
+	res, err := Echo{}.Stream(t.Context(), req, func(Delta) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 (system) + 2 + 3 + 3 in, "echo: three four five" (4) out.
+	if res.Usage.InputTokens != 3 || res.Usage.OutputTokens != 4 || res.Usage.Context() != 14 {
+		t.Errorf("Usage = %+v (Context %d), want in 3, out 4, context 14", res.Usage, res.Usage.Context())
+	}
+	if (Usage{InputTokens: 5, OutputTokens: 2}).Context() != 7 {
+		t.Error("Context() of a usage without ContextTokens is not input+output")
 	}
 }

@@ -1,12 +1,11 @@
 package provider
 
 import (
-	"cmp"
 	"context"
 	jsonv1 "encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -64,104 +63,37 @@ func (p *openAI) attempt(ctx context.Context, model string, creq openai.ChatComp
 	}
 	defer stream.Close()
 
-	var (
-		text     strings.Builder
-		calls    []*partialCall
-		usage    Usage
-		finished bool
-		reason   openai.FinishReason
-	)
+	st := oaStream{emit: emit}
 	for {
-		chunk, err := stream.Recv()
+		raw, err := stream.RecvRaw()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			var apiErr *openai.APIError
 			if errors.As(err, &apiErr) && ctx.Err() == nil {
-				return Result{}, p.r.fail(apiErr.HTTPStatusCode, "the provider reported an error mid-stream: "+clip(apiErr.Message), err)
+				// The stream's status was 200: what the event says of its kind stands in.
+				msg := "the provider reported an error mid-stream"
+				if apiErr.Code != nil {
+					msg += fmt.Sprintf(" (code %v)", apiErr.Code)
+				} else if apiErr.Type != "" {
+					msg += " (" + apiErr.Type + ")"
+				}
+				return Result{}, p.r.fail(apiErr.HTTPStatusCode, msg+": "+clip(apiErr.Message), err)
 			}
 			return Result{}, p.r.classify(ctx, callCtx, phaseStream, err)
 		}
-		if chunk.Usage != nil {
-			usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
-		}
-		for _, choice := range chunk.Choices {
-			if choice.Index != 0 {
-				continue // we ask for one choice
+		if err := st.add(raw); err != nil {
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
 			}
-			d := choice.Delta
-			if d.ReasoningContent != "" {
-				emit(Delta{Thought: true, Text: d.ReasoningContent})
-			}
-			for _, s := range [...]string{d.Content, d.Refusal} {
-				if s != "" {
-					text.WriteString(s)
-					emit(Delta{Text: s})
-				}
-			}
-			for _, tc := range d.ToolCalls {
-				calls = addOpenAICallDelta(calls, tc)
-			}
-			if choice.FinishReason != "" {
-				finished, reason = true, choice.FinishReason
-			}
+			return Result{}, p.r.fail(0, "the provider sent a malformed event: "+trimErr(err), err)
 		}
 	}
-	if !finished {
+	if !st.finished {
 		return Result{}, p.r.classify(ctx, callCtx, phaseStream, errStreamEnded)
 	}
-
-	slices.SortStableFunc(calls, func(a, b *partialCall) int { return cmp.Compare(a.index, b.index) })
-	res := Result{Text: text.String(), Usage: usage}
-	for i, c := range calls {
-		if c.id == "" {
-			c.id = "call_" + strconv.Itoa(i+1)
-		}
-		tc, err := p.r.toolCall(c, reason == openai.FinishReasonLength)
-		if err != nil {
-			return Result{}, err
-		}
-		res.ToolCalls = append(res.ToolCalls, tc)
-	}
-	return res, nil
-}
-
-// addOpenAICallDelta merges one streamed tool-call fragment. Fragments belong
-// together by Index: the id and name come in the first, the arguments in pieces,
-// and parallel calls interleave. A server that sends no index (some older ones)
-// starts a new call with each id and continues the last one otherwise.
-func addOpenAICallDelta(calls []*partialCall, tc openai.ToolCall) []*partialCall {
-	var c *partialCall
-	switch {
-	case tc.Index != nil:
-		for _, have := range calls {
-			if have.index == *tc.Index {
-				c = have
-				break
-			}
-		}
-		if c == nil {
-			c = &partialCall{index: *tc.Index}
-			calls = append(calls, c)
-		}
-	case tc.ID != "" || len(calls) == 0:
-		c = &partialCall{index: len(calls)}
-		if len(calls) > 0 {
-			c.index = calls[len(calls)-1].index + 1
-		}
-		calls = append(calls, c)
-	default:
-		c = calls[len(calls)-1]
-	}
-	if tc.ID != "" {
-		c.id = tc.ID
-	}
-	if tc.Function.Name != "" {
-		c.name = tc.Function.Name
-	}
-	c.args.WriteString(tc.Function.Arguments)
-	return calls
+	return st.result(p.r)
 }
 
 // request maps a Request onto a chat completion: the system prompt first, then the
@@ -178,7 +110,7 @@ func (p *openAI) request(model string, req Request) openai.ChatCompletionRequest
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
 	}
 	afterTool := false
-	for _, m := range alternating(req.Messages) {
+	for _, m := range wireIDs(alternating(req.Messages), p.idRule(model)) {
 		switch m.Role {
 		case RoleUser:
 			if afterTool {
@@ -244,4 +176,23 @@ func isOpenAIValidation(err error) bool {
 		}
 	}
 	return false
+}
+
+// mistralNames are what the names of Mistral's models and API start or contain.
+var mistralNames = []string{"mistral", "magistral", "devstral", "codestral", "ministral", "pixtral", "voxtral"}
+
+// idRule is what a provider's tool-call id must be for model to be sent it back:
+// Mistral's models refuse any id but 9 characters of [a-zA-Z0-9], on Mistral's API
+// and under vLLM's and llama.cpp's Mistral templates alike. Their own ids follow
+// the rule; what does not is an id of another provider, from before the session
+// switched models, and that one is sent as a made id instead. Other models take
+// any id (nil).
+func (p *openAI) idRule(model string) func(string) bool {
+	where := strings.ToLower(model + " " + p.r.baseURL)
+	for _, n := range mistralNames {
+		if strings.Contains(where, n) {
+			return IsWireID
+		}
+	}
+	return nil
 }

@@ -115,11 +115,11 @@ func TestOpenAIStreamsTextAndThoughtsAndSendsTheRequest(t *testing.T) {
 		Messages: []Message{
 			user("list files"),
 			{Role: RoleAssistant, Text: "let me look", ToolCalls: []ToolCall{
-				{ID: "call_a", Name: "list_dir", Arguments: jsontext.Value(`{"path":"."}`)},
-				{ID: "call_b", Name: "read_file", Arguments: jsontext.Value(`{"path":"x"}`)},
+				{ID: "tc_t_1", ProviderID: "call_a", Name: "list_dir", Arguments: jsontext.Value(`{"path":"."}`)},
+				{ID: "tc_t_2", ProviderID: "call_b", Name: "read_file", Arguments: jsontext.Value(`{"path":"x"}`)},
 			}},
-			{Role: RoleTool, ToolCallID: "call_a", Name: "list_dir", Text: "x"},
-			{Role: RoleTool, ToolCallID: "call_b", Name: "read_file", Text: "no such file", IsError: true},
+			{Role: RoleTool, ToolCallID: "tc_t_1", Name: "list_dir", Text: "x"},
+			{Role: RoleTool, ToolCallID: "tc_t_2", Name: "read_file", Text: "no such file", IsError: true},
 		},
 		Tools: []ToolSpec{{Name: "list_dir", Description: "lists a directory",
 			Parameters: jsontext.Value(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}},
@@ -219,7 +219,7 @@ func TestOpenAIReassemblesArgumentsSplitOverManyChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ToolCall{{ID: "call_1", Name: "shell", Arguments: jsontext.Value(args)}}
+	want := []ToolCall{{ID: "call_1", ProviderID: "call_1", Name: "shell", Arguments: jsontext.Value(args)}}
 	if d := diff(want, res.ToolCalls); d != "" {
 		t.Error(d)
 	}
@@ -246,8 +246,8 @@ func TestOpenAIReassemblesParallelCallsInterleavedByIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ToolCall{
-		{ID: "call_a", Name: "read_file", Arguments: jsontext.Value(`{"path":"a.txt"}`)},
-		{ID: "call_b", Name: "list_dir", Arguments: jsontext.Value(`{"path":"src"}`)},
+		{ID: "call_a", ProviderID: "call_a", Name: "read_file", Arguments: jsontext.Value(`{"path":"a.txt"}`)},
+		{ID: "call_b", ProviderID: "call_b", Name: "list_dir", Arguments: jsontext.Value(`{"path":"src"}`)},
 	}
 	if d := diff(want, res.ToolCalls); d != "" {
 		t.Error(d)
@@ -303,19 +303,37 @@ var httpFailures = []struct {
 		name:   "key refused, body quoting the key",
 		status: 401,
 		body:   `{"error":{"message":"Incorrect API key provided: ` + testKey + `","type":"invalid_request_error"}}`,
-		want:   []string{"the API key was refused (HTTP 401)", "providers.NAME.api_key"},
+		want:   []string{"the API key was refused (HTTP 401: Incorrect API key provided: [redacted]); check providers.NAME.api_key"},
+	},
+	{
+		name:   "key refused, body quoting part of the key",
+		status: 401,
+		body:   `{"error":{"message":"Incorrect API key provided: ` + testKey[:7] + `***********cdef. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error"}}`,
+		want:   []string{"the API key was refused (HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys.); check"},
 	},
 	{
 		name:   "forbidden",
 		status: 403,
-		body:   `{"error":{"message":"nope"}}`,
-		want:   []string{"the API key was refused (HTTP 403)"},
+		body:   `{"error":{"message":"Project proj_x does not have access to model the-model"}}`,
+		want:   []string{"the API key was refused (HTTP 403: Project proj_x does not have access to model the-model)"},
 	},
 	{
 		name:   "not found",
 		status: 404,
 		body:   `{"error":{"message":"The model 'nope' does not exist"}}`,
 		want:   []string{"HTTP 404", `"the-model"`, "base_url", "does not exist"},
+	},
+	{
+		name:   "a proxy's error page",
+		status: 502,
+		body:   "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
+		want:   []string{"the provider failed (HTTP 502): 502 Bad Gateway; try again"},
+	},
+	{
+		name:   "bad request, Mistral style",
+		status: 400,
+		body:   `{"object":"error","message":"Tool call id was tc_1_1 but must be a-z, A-Z, 0-9, with a length of 9","type":"invalid_request_message_error","param":null,"code":null}`,
+		want:   []string{"(HTTP 400): Tool call id was tc_1_1 but must be a-z, A-Z, 0-9, with a length of 9"},
 	},
 	{
 		name:   "bad request, Ollama style",
@@ -348,7 +366,8 @@ func TestOpenAIDescribesHTTPFailures(t *testing.T) {
 					t.Errorf("%q lacks %q", pe.Error(), w)
 				}
 			}
-			if strings.Contains(pe.Error(), testKey) || strings.Contains(fmt.Sprint(pe.Err), testKey) {
+			if strings.Contains(pe.Error(), testKey) || strings.Contains(fmt.Sprint(pe.Err), testKey) ||
+				strings.Contains(fmt.Sprint(pe.Err), testKey[len(testKey)-4:]) {
 				t.Errorf("the key leaks: %q / %v", pe.Error(), pe.Err)
 			}
 		})
@@ -399,7 +418,8 @@ func TestOpenAIReportsAStreamCutMidway(t *testing.T) {
 func TestOpenAIReportsMalformedAndErrorEvents(t *testing.T) {
 	for _, tt := range []struct{ event, want string }{
 		{`{"choices":[{"index":0,"delta":{"content":`, "malformed event"},
-		{`{"error":{"message":"model crashed","type":"server_error"}}`, "model crashed"},
+		{`{"error":{"message":"model crashed","type":"server_error"}}`, "mid-stream (server_error): model crashed"},
+		{`{"error":{"code":502,"message":"Provider returned error"}}`, "mid-stream (code 502): Provider returned error"}, // OpenRouter
 	} {
 		srv := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
 			s := newSSE(w)

@@ -37,10 +37,17 @@ type Message struct {
 }
 
 // ToolCall is one complete call the model asked for.
+//
+// ID is what the call is known by in the daemon (updates, the transcript, approvals,
+// the tool result's ToolCallID): the provider's id as a provider returns it, a
+// session-unique id once the agent renamed it (SPEC §18). ProviderID is the id the
+// provider gave, exactly, "" when it gave none; what a model is sent back is built
+// from it (wireIDs, SPEC §23).
 type ToolCall struct {
-	ID        string
-	Name      string
-	Arguments jsontext.Value // a JSON object; "{}" when the model gave none
+	ID         string
+	ProviderID string
+	Name       string
+	Arguments  jsontext.Value // a JSON object; "{}" when the model gave none
 }
 
 // ToolSpec describes a tool to the model.
@@ -66,9 +73,26 @@ type Delta struct {
 }
 
 // Usage of one model call, in the provider's tokens (echo: whitespace-separated words).
+// InputTokens counts the whole prompt, cached tokens included; CachedInputTokens is
+// the part of it read from the provider's prompt cache (0 when it says nothing).
 type Usage struct {
 	InputTokens  int
 	OutputTokens int
+	// CachedInputTokens are input tokens the provider served from its prompt cache
+	// (0 when it reports none).
+	CachedInputTokens int
+	// ContextTokens is how large the model context is after the call, when the
+	// provider knows better than InputTokens+OutputTokens (echo, which counts the
+	// prompt's words only on a turn's first call); 0 means that sum.
+	ContextTokens int
+}
+
+// Context is the size of the model context after the call the usage is of.
+func (u Usage) Context() int {
+	if u.ContextTokens > 0 {
+		return u.ContextTokens
+	}
+	return u.InputTokens + u.OutputTokens
 }
 
 // Result is the outcome of one model call.

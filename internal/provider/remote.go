@@ -7,6 +7,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -183,15 +184,20 @@ func (r *remote) statusFailure(se *statusError) *Error {
 	var msg string
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		// The provider's own words may quote part of the key: left out.
+		// The provider's words say why (a wrong key, no access to the model, a
+		// disabled account), but may quote part of the key: that part is masked.
 		where := fmt.Sprintf("providers.%s.api_key", r.name)
 		if r.keyEnv != "" {
 			where += " or $" + r.keyEnv
 		}
+		status := fmt.Sprintf("HTTP %d", code)
+		if m := se.message; m != "" { // redacted and masked by statusDoer
+			status += ": " + m
+		}
 		if r.key == "" {
-			msg = fmt.Sprintf("the provider wants an API key (HTTP %d); set %s", code, where)
+			msg = fmt.Sprintf("the provider wants an API key (%s); set %s", status, where)
 		} else {
-			msg = fmt.Sprintf("the API key was refused (HTTP %d); check %s", code, where)
+			msg = fmt.Sprintf("the API key was refused (%s); check %s", status, where)
 		}
 	case code == http.StatusNotFound:
 		msg = fmt.Sprintf("the model %q or the base URL %s is wrong (HTTP 404)%s; check the model name and providers.%s.base_url",
@@ -209,6 +215,42 @@ func (r *remote) statusFailure(se *statusError) *Error {
 		msg = fmt.Sprintf("the provider refused the request (HTTP %d)%s", code, detail)
 	}
 	return r.fail(code, msg, se)
+}
+
+// keyHint is how long a piece of the key must be for maskKey to hide the word
+// that holds it.
+const keyHint = 4
+
+// maskKey hides what an auth error quotes of the key: OpenAI, for one, answers
+// "Incorrect API key provided: sk-proj-****…MNoA". A word (the text between spaces
+// and quotes) is masked when it holds a run of asterisks or begins or ends like the
+// key (at least keyHint characters of it).
+func (r *remote) maskKey(s string) string {
+	words := strings.FieldsFunc(s, func(c rune) bool { return c == ' ' || c == '"' || c == '\'' || c == '`' })
+	for _, w := range words {
+		core := strings.TrimRight(w, ".,;:!?)")
+		if core == "" || core == "[redacted]" {
+			continue
+		}
+		if strings.Contains(core, "***") || r.sharesKey(core) {
+			s = strings.ReplaceAll(s, core, "[redacted]")
+		}
+	}
+	return s
+}
+
+// sharesKey reports whether w begins with the key's first keyHint characters or
+// ends with its last ones (beyond a common prefix such as "sk-").
+func (r *remote) sharesKey(w string) bool {
+	k := r.key
+	if len(k) < 2*keyHint || len(w) < keyHint {
+		return false
+	}
+	n := keyHint
+	if strings.HasPrefix(k, "sk-") {
+		n += 3
+	}
+	return len(w) >= n && strings.HasPrefix(w, k[:n]) || strings.HasSuffix(w, k[len(k)-keyHint:])
 }
 
 // retryAfterText renders a Retry-After value: seconds as "30s", a date as it is.
@@ -262,17 +304,21 @@ func (d statusDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyMax))
+	msg := d.r.redact(errorMessage(body))
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		msg = d.r.maskKey(msg) // not even behind Unwrap
+	}
 	return nil, &statusError{
 		code:       resp.StatusCode,
 		retryAfter: strings.TrimSpace(resp.Header.Get("Retry-After")),
-		message:    d.r.redact(errorMessage(body)),
+		message:    msg,
 		model:      d.model,
 	}
 }
 
 // errorMessage extracts the explanation from an error body: {"error": {"message":
-// …}} (OpenAI, Anthropic), {"error": "…"} (Ollama), {"message": …}, else short
-// plain text.
+// …}} (OpenAI, Anthropic), {"error": "…"} (Ollama), {"message": …} (Mistral), the
+// title of an HTML page (a proxy's), else short plain text.
 func errorMessage(body []byte) string {
 	var v struct {
 		Error   jsontext.Value `json:"error"`
@@ -295,8 +341,16 @@ func errorMessage(body []byte) string {
 		return ""
 	}
 	s := strings.TrimSpace(string(body))
-	if s == "" || strings.HasPrefix(s, "<") || !utf8.ValidString(s) {
+	if s == "" || !utf8.ValidString(s) {
 		return ""
+	}
+	if strings.HasPrefix(s, "<") { // a proxy's error page: its title says it
+		_, after, ok := strings.Cut(s, "<title>")
+		title, _, closed := strings.Cut(after, "</title>")
+		if !ok || !closed {
+			return ""
+		}
+		return clip(html.UnescapeString(title))
 	}
 	return clip(s)
 }
@@ -333,9 +387,12 @@ func isV1JSONError(err error) bool {
 
 // partialCall is a tool call being reassembled from a stream.
 type partialCall struct {
-	index    int // the stream's index (openai) or content block index (anthropic)
-	id, name string
-	args     strings.Builder
+	index      int    // the stream's index (openai) or content block index (anthropic)
+	indexed    bool   // openai: the stream gave the index
+	id         string // the provider's id, else one made up for the daemon (openai)
+	providerID string // the provider's id exactly, "" when it gave none
+	name       string
+	args       strings.Builder
 }
 
 // toolCall completes c. Arguments must be one JSON object ("{}" when the model gave
@@ -354,7 +411,7 @@ func (r *remote) toolCall(c *partialCall, truncated bool) (ToolCall, error) {
 		}
 		return ToolCall{}, r.fail(0, msg, errMalformed)
 	}
-	return ToolCall{ID: c.id, Name: c.name, Arguments: v}, nil
+	return ToolCall{ID: c.id, ProviderID: c.providerID, Name: c.name, Arguments: v}, nil
 }
 
 // argumentsText is a tool call's arguments for a request: "{}" when empty.

@@ -7,11 +7,13 @@ import (
 
 // sessionCodes maps the kinds of session errors to the codes of SPEC §12.
 var sessionCodes = map[session.Kind]int64{
-	session.Invalid:  jsonrpc.CodeInvalidParams,
-	session.NotFound: jsonrpc.CodeSessionNotFound,
-	session.Limit:    jsonrpc.CodeSessionLimit,
-	session.Busy:     jsonrpc.CodeSessionBusy,
-	session.Storage:  jsonrpc.CodeInternalError,
+	session.Invalid:   jsonrpc.CodeInvalidParams,
+	session.NotFound:  jsonrpc.CodeSessionNotFound,
+	session.Limit:     jsonrpc.CodeSessionLimit,
+	session.Busy:      jsonrpc.CodeSessionBusy,
+	session.Storage:   jsonrpc.CodeInternalError,
+	session.Forbidden: jsonrpc.CodeForbidden,
+	session.Failed:    jsonrpc.CodeInternalError,
 }
 
 // toWire is the one place where the domain errors of the packages below rpc become

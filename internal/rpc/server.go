@@ -160,6 +160,7 @@ func NewServer(cfg Config) *Server {
 		s.pairingMethods(),
 		s.fileMethods(), // after configMethods: it reads the live config
 		s.agentMethods(),
+		s.controlMethods(),
 		s.toolMethods(),
 	}
 	s.methods = make(map[string]*methodRow)

@@ -3,9 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json/jsontext"
-	"fmt"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
-	"unicode/utf8"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
@@ -134,14 +132,9 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 	if p.Prompt == nil {
 		return nil, missing("prompt")
 	}
-	operationID := ""
-	if p.OperationID != nil {
-		if n := utf8.RuneCountInString(*p.OperationID); n < 1 || n > maxOperationID {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-				fmt.Sprintf("invalid params: operationId must be 1 to %d characters, not %d", maxOperationID, n),
-				map[string]any{"param": "operationId"})
-		}
-		operationID = *p.OperationID
+	operationID, err := checkOperationID(p.OperationID)
+	if err != nil {
+		return nil, err
 	}
 	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
 		return nil, agentForbidden(sess.Agent.Alias)

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
@@ -22,6 +23,12 @@ type Agent struct {
 	Tools              map[string]tool.Tool
 	MaxSteps           int
 	MaxContextMessages int
+	// ProviderName is the agent's [providers.<name>]; Models its models list (`models`,
+	// empty: ask the provider), ContextWindow its context window in tokens (0:
+	// unknown) (SPEC §22).
+	ProviderName  string
+	Models        []string
+	ContextWindow int
 	// MCPServers are the [mcp.servers] the agent uses (SPEC §21), sorted.
 	MCPServers []string
 }
@@ -62,9 +69,19 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 		for _, t := range tools {
 			byName[t.Spec().Name] = t
 		}
+		pc := cfg.Providers[a.Provider]
 		model := a.Model
 		if model == "" {
-			model = cfg.Providers[a.Provider].Model
+			model = pc.Model
+		}
+		window := pc.ContextWindow
+		if pc.Kind == "echo" {
+			if model == "" {
+				model = provider.EchoModel
+			}
+			if window == 0 {
+				window = provider.EchoContextWindow
+			}
 		}
 		maxCtx := a.MaxContextMessages
 		if maxCtx == 0 {
@@ -74,6 +91,7 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 			Alias: alias, Provider: pv, Model: model, System: a.SystemPrompt,
 			Workspace: a.Workspace(alias, dataDir), Autonomy: a.AutonomyLevel(),
 			Tools: byName, MaxSteps: a.Steps(), MaxContextMessages: maxCtx,
+			ProviderName: a.Provider, Models: slices.Clone(pc.Models), ContextWindow: window,
 			MCPServers: cfg.MCPServerNames(alias),
 		}
 	}

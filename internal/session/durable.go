@@ -82,6 +82,7 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 	}
 	s := newSession(m, id, row.Owner, agent, row.Workspace)
 	s.context, s.contextIDs, s.seq, s.reserved = history, historyIDs, mark, mark
+	s.ctl = row.Controls
 	m.sessions[id] = s
 	m.log.Info("session restored", "session", id, "agent", row.Agent, "recoveredTurns", recovered,
 		"contextMessages", len(history))
@@ -160,7 +161,8 @@ type ListEntry struct {
 	MessageCount int    `json:"messageCount"`
 	State        string `json:"state"` // running, idle (live), closed (durable only), killed
 	WorkspaceDir string `json:"workspaceDir"`
-	Title        string `json:"title"` // SPEC §18: see Title
+	Title        string `json:"title"` // SPEC §18: see Title; the one session/set chose (§22)
+	Usage        Usage  `json:"usage"` // the session's totals (SPEC §22)
 }
 
 // TitleMax is the most characters a session's title has.
@@ -197,6 +199,10 @@ func (m *Manager) ListDurable(ctx context.Context, c Caller, limit int, cursor s
 			SessionID: r.ID, AgentAlias: r.Agent, MessageCount: r.MessageCount,
 			CreatedAt: stamp(r.CreatedAt), LastActivity: stamp(r.LastActivity), State: "closed",
 			WorkspaceDir: r.Workspace, Title: Title(r.FirstPrompt),
+			Usage: Usage{InputTokens: r.Totals.InputTokens, OutputTokens: r.Totals.OutputTokens},
+		}
+		if r.Controls.Title != "" {
+			e.Title = r.Controls.Title
 		}
 		m.mu.Lock()
 		live, ok := m.sessions[r.ID]

@@ -21,6 +21,11 @@ const (
 	Busy
 	// Storage: a write or read the session owes storage failed.
 	Storage
+	// Forbidden: the caller may not do this (SPEC §22: a mode more permissive than
+	// the agent's autonomy, asked by a non-admin).
+	Forbidden
+	// Failed: the model call a session control needed failed (session/compact).
+	Failed
 )
 
 // Error is a session error: its kind, a message fit for the client, and details a

@@ -30,16 +30,32 @@ func (h *hooks) Delta(d provider.Delta) {
 	h.s.publishChunk(h.turn.id, typ, d.Text)
 }
 
+// ToolCall announces a call; a file tool's carries the places it touches.
 func (h *hooks) ToolCall(call provider.ToolCall) {
 	u := h.update(ToolCallUpdate)
 	u.ToolCallID, u.Name, u.RawInput = call.ID, call.Name, args(call.Arguments)
+	if l, ok := h.s.Agent.Tools[call.Name].(tool.Locator); ok {
+		u.Locations = l.Locations(toolEnv(h.s, h.turn), call.Arguments)
+	}
 	h.s.publish(u)
 }
 
+// ToolResult reports a result, with the diff of a file it changed.
 func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
 	u := h.update(ToolResultUpdate)
 	u.ToolCallID, u.Name = call.ID, call.Name
 	u.RawOutput, u.IsError = &r.Output, &r.IsError
+	u.Diff = r.Diff
+	h.s.publish(u)
+}
+
+// Plan publishes update_plan's plan as a plan update of the turn.
+func (h *hooks) Plan(entries []tool.PlanEntry) {
+	u := h.update(Plan)
+	u.Entries = entries
+	if u.Entries == nil {
+		u.Entries = []tool.PlanEntry{}
+	}
 	h.s.publish(u)
 }
 
@@ -203,7 +219,7 @@ func args(v jsontext.Value) jsontext.Value {
 
 func toolEnv(s *Session, t *runningTurn) tool.Env {
 	h := &hooks{s: s, turn: t}
-	return tool.Env{Workspace: s.Workspace, Asker: h, Progress: h.progress}
+	return tool.Env{Workspace: s.Workspace, Asker: h, Planner: h, Progress: h.progress}
 }
 
 // progress publishes a running call's progress as a tool_progress update of the

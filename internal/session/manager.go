@@ -59,6 +59,7 @@ type Manager struct {
 
 	st      *store.Store
 	updates *updateLog
+	models  modelCache // the providers' own model lists (controls.go)
 
 	mu       sync.Mutex
 	sessions map[string]*Session

@@ -5,7 +5,15 @@ import (
 	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
+
+// publishUsage sends the usage update of one model call of turn (SPEC §22).
+func (s *Session) publishUsage(turnID string, u provider.Usage) {
+	in, out, size := u.InputTokens, u.OutputTokens, u.Context()
+	s.publish(&Update{TurnID: turnID, Type: UsageUpdate, InputTokens: &in, OutputTokens: &out,
+		CachedInputTokens: u.CachedInputTokens, ContextTokens: &size, ContextWindow: s.Agent.ContextWindow})
+}
 
 // PromptResult is the result of session/prompt.
 type PromptResult struct {
@@ -32,8 +40,9 @@ func (r PromptResult) Queued() {
 
 // Usage of a turn.
 type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
+	InputTokens       int `json:"inputTokens"`
+	OutputTokens      int `json:"outputTokens"`
+	CachedInputTokens int `json:"cachedInputTokens,omitzero"`
 }
 
 // Prompt runs one turn once the turns before it are done. It waits at most QueueWait
@@ -49,9 +58,18 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 			return PromptResult{}, err
 		}
 		if answered != nil {
-			return *answered, nil
+			if answered.prompt == nil {
+				return PromptResult{}, errOperationKind(operationID, "session/compact")
+			}
+			return *answered.prompt, nil
 		}
-		finish = func(r *PromptResult) { s.finishOperation(operationID, op, r) }
+		finish = func(r *PromptResult) {
+			var o *outcome
+			if r != nil {
+				o = &outcome{prompt: r}
+			}
+			s.finishOperation(operationID, op, o)
+		}
 	}
 	if err := s.enqueue(ctx); err != nil {
 		finish(nil)
@@ -100,6 +118,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
+			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u) },
 		})
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
@@ -117,7 +136,8 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 			"cause", context.Cause(turnCtx))
 		res := PromptResult{
 			SessionID: s.ID, TurnID: t.id, StopReason: out.StopReason, Text: out.Text,
-			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
+			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
+				CachedInputTokens: out.Usage.CachedInputTokens},
 		}
 		stored := res // repeats of the operation id get this copy, without release
 		finish(&stored)

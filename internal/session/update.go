@@ -4,6 +4,8 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"strconv"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // Update types of session/update (SPEC §7, §14).
@@ -15,9 +17,18 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
+	// Plan is update_plan's plan, whole, each time the model updates it (SPEC §21).
+	Plan = "plan"
 	// UserMessage opens every turn with the prompt as the turn received it
 	// (attachment markers included), so other clients see what was asked (SPEC §18).
 	UserMessage = "user_message"
+	// SessionInfo tells every attached client the session's mode, model and title
+	// after session/set changed one; HistoryCompacted follows a session/compact that
+	// replaced the retained context. Neither belongs to a turn (no turnId). Usage
+	// follows every model call of a turn (SPEC §22).
+	SessionInfo      = "session_info"
+	HistoryCompacted = "history_compacted"
+	UsageUpdate      = "usage"
 	// ToolProgress is a running tool's progress (an MCP server's progress
 	// notifications, SPEC §21).
 	ToolProgress = "tool_progress"
@@ -41,9 +52,29 @@ type Update struct {
 	TimeoutSecs int            `json:"timeoutSecs,omitzero"`
 	Dropped     *int           `json:"droppedMessages,omitzero"`
 	Kept        *int           `json:"keptMessages,omitzero"`
-	Progress    *float64       `json:"progress,omitzero"`
-	Total       *float64       `json:"total,omitzero"`
-	Message     string         `json:"message,omitzero"`
+	// Locations are the places a file tool's tool_call touches (never nil for one).
+	Locations []tool.Location `json:"locations,omitzero"`
+	// Diff is the file a tool_result of write_file or edit_file changed.
+	Diff *tool.Diff `json:"diff,omitzero"`
+	// Entries is the plan of a plan update (never nil there).
+	Entries []tool.PlanEntry `json:"entries,omitzero"`
+
+	// session_info (all three always present).
+	Mode  *string `json:"mode,omitzero"`
+	Model *string `json:"model,omitzero"`
+	Title *string `json:"title,omitzero"`
+	// history_compacted: the retained context's size in characters.
+	Before *int `json:"before,omitzero"`
+	After  *int `json:"after,omitzero"`
+	// usage of one model call.
+	InputTokens       *int     `json:"inputTokens,omitzero"`
+	OutputTokens      *int     `json:"outputTokens,omitzero"`
+	CachedInputTokens int      `json:"cachedInputTokens,omitzero"`
+	ContextTokens     *int     `json:"contextTokens,omitzero"`
+	ContextWindow     int      `json:"contextWindow,omitzero"`
+	Progress          *float64 `json:"progress,omitzero"`
+	Total             *float64 `json:"total,omitzero"`
+	Message           string   `json:"message,omitzero"`
 }
 
 // ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
@@ -69,6 +100,9 @@ func (u *Update) chunk() bool {
 	return (u.Type == AgentMessageChunk || u.Type == AgentThoughtChunk) && u.Text != nil &&
 		u.ToolCallID == "" && u.Name == "" && u.RawInput == nil && u.RawOutput == nil && u.IsError == nil &&
 		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil &&
+		u.Locations == nil && u.Diff == nil && u.Entries == nil &&
+		u.Mode == nil && u.Model == nil && u.Title == nil && u.Before == nil && u.After == nil &&
+		u.InputTokens == nil && u.OutputTokens == nil && u.ContextTokens == nil &&
 		u.Progress == nil && u.Message == ""
 }
 

@@ -23,10 +23,16 @@ type storedMessage struct {
 // storedCall keeps the arguments as a string: they are whatever text the model
 // produced, and a model can produce invalid JSON; a checkpoint must not be lost
 // over it.
+//
+// ProviderID is the id the provider gave the call (SPEC §23), beside the daemon's
+// own ID: absent in rows stored before it was kept, and where the provider gave
+// none. The model context is rebuilt from it, so a session restored from these rows
+// sends the model the ids it produced.
 type storedCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	ID         string `json:"id"`
+	ProviderID string `json:"provider_id,omitzero"`
+	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
 }
 
 // Invalid UTF-8 (which the tools already replace) becomes U+FFFD rather than an
@@ -36,7 +42,7 @@ var codecOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), json.Determini
 func toStored(m provider.Message) storedMessage {
 	sm := storedMessage{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
 	for _, c := range m.ToolCalls {
-		sm.ToolCalls = append(sm.ToolCalls, storedCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+		sm.ToolCalls = append(sm.ToolCalls, storedCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: string(c.Arguments)})
 	}
 	return sm
 }
@@ -48,7 +54,7 @@ func fromStored(sm storedMessage) provider.Message {
 		if c.Arguments != "" {
 			args = jsontext.Value(c.Arguments)
 		}
-		m.ToolCalls = append(m.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+		m.ToolCalls = append(m.ToolCalls, provider.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: args})
 	}
 	return m
 }

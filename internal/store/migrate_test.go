@@ -31,8 +31,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 6 {
-		t.Fatalf("SchemaVersion() = %d, want 6", SchemaVersion())
+	if SchemaVersion() != 7 {
+		t.Fatalf("SchemaVersion() = %d, want 7", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {

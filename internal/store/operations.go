@@ -25,6 +25,9 @@ type TurnResult struct {
 type Operation struct {
 	TurnID string
 	Result *TurnResult
+	// Compaction is set when the id was a session/compact's (SPEC §22): the
+	// retained context's size before and after.
+	Compaction *[2]int
 }
 
 // Operation returns the turn that operationID started in the session: ErrNotFound
@@ -32,9 +35,9 @@ type Operation struct {
 func (s *Store) Operation(ctx context.Context, sessionID, operationID string) (Operation, error) {
 	var op Operation
 	var stop, text sql.NullString
-	var in, out sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT turn_id, stop_reason, text, input_tokens, output_tokens
-		FROM operations WHERE session_id = ? AND operation_id = ?`, sessionID, operationID).Scan(&op.TurnID, &stop, &text, &in, &out)
+	var in, out, before, after sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT turn_id, stop_reason, text, input_tokens, output_tokens, compact_before, compact_after
+		FROM operations WHERE session_id = ? AND operation_id = ?`, sessionID, operationID).Scan(&op.TurnID, &stop, &text, &in, &out, &before, &after)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Operation{}, fmt.Errorf("%w: operation %q of session %s", ErrNotFound, operationID, sessionID)
 	}
@@ -43,6 +46,9 @@ func (s *Store) Operation(ctx context.Context, sessionID, operationID string) (O
 	}
 	if stop.Valid {
 		op.Result = &TurnResult{StopReason: stop.String, Text: text.String, InputTokens: int(in.Int64), OutputTokens: int(out.Int64)}
+	}
+	if before.Valid {
+		op.Compaction = &[2]int{int(before.Int64), int(after.Int64)}
 	}
 	return op, nil
 }
@@ -59,7 +65,8 @@ func (s *Store) insertOperation(ctx context.Context, tx *sql.Tx, sessionID, oper
 }
 
 // EndTurnWith is EndTurn that also records r as the answer of the operation id
-// that started the turn, if one did, in the same transaction.
+// that started the turn, if one did, and adds r's tokens to the session's usage
+// totals (SPEC §22), in the same transaction.
 func (s *Store) EndTurnWith(ctx context.Context, sessionID, turnID string, r TurnResult) error {
 	return s.endTurn(ctx, sessionID, turnID, &r)
 }

@@ -142,3 +142,17 @@ INSERT INTO update_runs_v6 (session_id, first_seq, last_seq, payload)
 DROP TABLE update_runs;
 ALTER TABLE update_runs_v6 RENAME TO update_runs;
 CREATE UNIQUE INDEX update_runs_by_seq ON update_runs(session_id, last_seq, first_seq);
+
+-- +migration 7: session controls and usage totals (SPEC §22)
+-- mode, model and title are what session/set chose (NULL: the agent's autonomy,
+-- the agent's model, the title derived from the first prompt); the token columns
+-- are the session's usage totals, added to as each turn ends. A compaction is a
+-- turn row of its own (no checkpoints, no transcript rows) so that its operation id
+-- shares the prompts' space: its outcome is kept in compact_before/compact_after.
+ALTER TABLE sessions ADD COLUMN mode TEXT;
+ALTER TABLE sessions ADD COLUMN model TEXT;
+ALTER TABLE sessions ADD COLUMN title TEXT;
+ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE operations ADD COLUMN compact_before INTEGER;
+ALTER TABLE operations ADD COLUMN compact_after INTEGER;

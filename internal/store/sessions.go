@@ -30,10 +30,13 @@ type Session struct {
 	// FirstPrompt is the start of the session's first user message ("" before any);
 	// only ListSessions fills it.
 	FirstPrompt string
+	// Controls are what session/set chose, Totals the usage so far (SPEC §22).
+	Controls Controls
+	Totals   Totals
 }
 
 const sessionColumns = `id, owner, agent, workspace, interaction_surface, created_at, last_activity,
-	killed_at, message_count, seq_mark`
+	killed_at, message_count, seq_mark, mode, model, title, input_tokens, output_tokens`
 
 // firstPromptColumn is the first 400 bytes of the session's first user message.
 const firstPromptColumn = `coalesce((SELECT substr(t.text, 1, 400) FROM transcript t
@@ -44,10 +47,12 @@ func scanSession(row interface{ Scan(...any) error }, extra ...any) (Session, er
 	var created, active int64
 	var killed sql.NullInt64
 	var seq int64
+	var mode, model, title sql.NullString
 	if err := row.Scan(append([]any{&s.ID, &s.Owner, &s.Agent, &s.Workspace, &s.Surface, &created, &active,
-		&killed, &s.MessageCount, &seq}, extra...)...); err != nil {
+		&killed, &s.MessageCount, &seq, &mode, &model, &title, &s.Totals.InputTokens, &s.Totals.OutputTokens}, extra...)...); err != nil {
 		return Session{}, err
 	}
+	s.Controls = Controls{Mode: mode.String, Model: model.String, Title: title.String}
 	s.CreatedAt, s.LastActivity, s.LastSeq = fromMS(created), fromMS(active), uint64(seq)
 	if killed.Valid {
 		t := fromMS(killed.Int64)

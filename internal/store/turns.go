@@ -151,6 +151,9 @@ func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnRe
 			if err := s.setOperationResult(ctx, tx, sessionID, turnID, *r); err != nil {
 				return err
 			}
+			if err := addUsage(ctx, tx, sessionID, Totals{r.InputTokens, r.OutputTokens}); err != nil {
+				return err
+			}
 		}
 		if _, err := s.exec(ctx, tx, qTouchSession, ms(s.now()), sessionID); err != nil {
 			return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,89 +46,6 @@ func openWorkspace(workspace, p string) (r *os.Root, rel string, err error) {
 		return nil, "", fmt.Errorf("cannot open the workspace: %s", errText(err))
 	}
 	return r, rel, nil
-}
-
-// ReadFile is the read_file tool: the text of one file in the workspace.
-type ReadFile struct{}
-
-func (ReadFile) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
-		Name: NameReadFile,
-		Description: "Read a text file in the workspace and return its content. " +
-			"Paths are relative to the workspace; paths outside it are refused. " +
-			"At most the first 1 MiB is returned, with a note when the file is longer.",
-		Parameters: jsontext.Value(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Path of the file, relative to the workspace."}
-  },
-  "required": ["path"]
-}`),
-	}
-}
-
-func (ReadFile) Mutates() bool { return false }
-
-func (ReadFile) Run(ctx context.Context, env Env, args jsontext.Value) Result {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if err := decodeArgs(args, &a); err != nil {
-		return failure("%v", err)
-	}
-	if a.Path == "" {
-		return failure("invalid arguments: path is required")
-	}
-	if err := ctx.Err(); err != nil {
-		return failure("cancelled")
-	}
-	r, rel, err := openWorkspace(env.Workspace, a.Path)
-	if err != nil {
-		return failure("%v", err)
-	}
-	defer r.Close()
-
-	// Check the kind first: opening a FIFO for reading would block until a writer
-	// comes, and a device has no end.
-	fi, err := r.Stat(rel)
-	switch {
-	case err != nil:
-		return failure("cannot read %q: %s", a.Path, errText(err))
-	case fi.IsDir():
-		return failure("cannot read %q: it is a directory (list it with list_dir)", a.Path)
-	case !fi.Mode().IsRegular():
-		return failure("cannot read %q: not a regular file", a.Path)
-	}
-	f, err := r.Open(rel)
-	if err != nil {
-		return failure("cannot read %q: %s", a.Path, errText(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
-	if err != nil {
-		return failure("cannot read %q: %s", a.Path, errText(err))
-	}
-	truncated := len(data) > MaxReadBytes
-	if truncated {
-		data = data[:MaxReadBytes]
-	}
-	text, replaced := validText(data, truncated)
-	if replaced {
-		text = withNote(text, "[the file is not valid UTF-8 text: invalid bytes are shown as U+FFFD]")
-	}
-	if truncated {
-		size := max(fi.Size(), MaxReadBytes+1)
-		text = withNote(text, fmt.Sprintf("[truncated: the file has %d bytes; only the first %d are shown]", size, MaxReadBytes))
-	}
-	return Result{Output: text, Truncated: truncated}
-}
-
-// withNote appends a note on a line of its own.
-func withNote(text, note string) string {
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return text + note
 }
 
 // WriteFile is the write_file tool: create or replace one file in the workspace.
@@ -179,19 +97,51 @@ func (WriteFile) Run(ctx context.Context, env Env, args jsontext.Value) Result {
 	if rel == "." {
 		return failure("cannot write %q: it is the workspace directory", a.Path)
 	}
-	if err := writeAtomic(r, rel, []byte(*a.Content)); err != nil {
+	old, diffable := previous(r, rel, len(*a.Content))
+	if err := writeAtomic(r, rel, []byte(*a.Content), 0o644); err != nil {
 		return failure("cannot write %q: %s", a.Path, err)
 	}
-	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), a.Path)}
+	res := Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), a.Path)}
+	if diffable {
+		res.Diff = newDiff(absPath(env.Workspace, rel), old, *a.Content)
+	}
+	return res
 }
 
-// writeAtomic writes data to rel inside r through a temporary file in the same
+// previous is what rel holds before a write of n bytes, for the diff: nil when it
+// does not exist. diffable is false when either side would be past MaxDiffBytes, or
+// what is there is no regular file that can be read.
+func previous(r *os.Root, rel string, n int) (old *string, diffable bool) {
+	if n > MaxDiffBytes {
+		return nil, false
+	}
+	fi, err := r.Stat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, true
+	case err != nil, !fi.Mode().IsRegular(), fi.Size() > MaxDiffBytes:
+		return nil, false
+	}
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDiffBytes+1))
+	if err != nil || len(data) > MaxDiffBytes {
+		return nil, false
+	}
+	s := string(data)
+	return &s, true
+}
+
+// writeAtomic writes data to rel (with mode perm) inside r through a temporary file in the same
 // directory and a rename, so that a reader (or a crash) sees the old content or the
 // new, never a part. The temporary file is created with O_EXCL, which never follows a
 // symbolic link; the rename replaces whatever is at rel, a link included, rather than
 // writing through it. rel has been resolved already, so a link at the target that
 // points inside the workspace was followed and its target is what gets replaced.
-func writeAtomic(r *os.Root, rel string, data []byte) error {
+func writeAtomic(r *os.Root, rel string, data []byte, perm fs.FileMode) error {
 	dir, base := filepath.Dir(rel), filepath.Base(rel)
 	if dir != "." {
 		if err := r.MkdirAll(dir, 0o755); err != nil {
@@ -208,7 +158,7 @@ func writeAtomic(r *os.Root, rel string, data []byte) error {
 	if err != nil {
 		return errors.New(errText(err))
 	}
-	err = writeAndClose(f, data)
+	err = writeAndClose(f, data, perm)
 	if err == nil {
 		err = r.Rename(tmp, rel)
 	}
@@ -219,11 +169,11 @@ func writeAtomic(r *os.Root, rel string, data []byte) error {
 	return nil
 }
 
-// writeAndClose writes data, sets mode 0644 whatever the umask, syncs and closes f.
-func writeAndClose(f *os.File, data []byte) error {
+// writeAndClose writes data, sets mode perm whatever the umask, syncs and closes f.
+func writeAndClose(f *os.File, data []byte, perm fs.FileMode) error {
 	_, err := f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(perm)
 	}
 	if err == nil {
 		err = f.Sync()

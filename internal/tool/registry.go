@@ -9,23 +9,33 @@ const (
 	NameWriteFile = "write_file"
 	NameListDir   = "list_dir"
 	NameAskUser   = "ask_user"
+	NameEditFile  = "edit_file"
+	NameSearch    = "search"
+	NameGlob      = "glob"
+	// NameUpdatePlan publishes the model's plan (SPEC §21).
+	NameUpdatePlan = "update_plan"
 )
 
 // Names returns the names of the built-in tools in their canonical order, which is
 // the order Select gives them to the model when an agent lists none.
 func Names() []string {
-	return []string{NameShell, NameReadFile, NameWriteFile, NameListDir, NameAskUser}
+	return []string{NameShell, NameReadFile, NameWriteFile, NameEditFile, NameListDir, NameSearch, NameGlob,
+		NameAskUser, NameUpdatePlan}
 }
 
 // Builtin returns the built-in tools by name. The tools hold no state: one value
 // serves every session.
 func Builtin() map[string]Tool {
 	return map[string]Tool{
-		NameShell:     Shell{},
-		NameReadFile:  ReadFile{},
-		NameWriteFile: WriteFile{},
-		NameListDir:   ListDir{},
-		NameAskUser:   AskUser{},
+		NameShell:      Shell{},
+		NameReadFile:   ReadFile{},
+		NameWriteFile:  WriteFile{},
+		NameListDir:    ListDir{},
+		NameAskUser:    AskUser{},
+		NameEditFile:   EditFile{},
+		NameSearch:     Search{},
+		NameGlob:       Glob{},
+		NameUpdatePlan: UpdatePlan{},
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 func TestBuiltinToolsDescribeThemselves(t *testing.T) {
-	mutates := map[string]bool{NameShell: true, NameWriteFile: true, NameReadFile: false, NameListDir: false, NameAskUser: false}
+	mutates := map[string]bool{NameShell: true, NameWriteFile: true, NameEditFile: true}
 	all := Builtin()
 	if len(all) != len(Names()) {
 		t.Fatalf("Builtin has %d tools, Names %d", len(all), len(Names()))

@@ -236,7 +236,7 @@ func TestRaceAfterResolveCannotEscape(t *testing.T) {
 	}
 	symlink(t, outside, filepath.Join(ws, "d"))
 
-	if err := writeAtomic(r, rel, []byte("pwned")); err == nil {
+	if err := writeAtomic(r, rel, []byte("pwned"), 0o644); err == nil {
 		t.Fatal("write through a swapped-in link succeeded")
 	}
 	if _, err := r.ReadFile(rel); err == nil {

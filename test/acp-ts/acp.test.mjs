@@ -50,6 +50,7 @@ const resultTypes = {
   "session/list": "ListSessionsResponse", "session/resume": "ResumeSessionResponse",
   "session/close": "CloseSessionResponse", "session/delete": "DeleteSessionResponse",
   "session/prompt": "PromptResponse",
+  "session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
 };
 const paramTypes = {
   "session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest",
@@ -57,7 +58,9 @@ const paramTypes = {
 };
 const variantTypes = {
   user_message_chunk: "ContentChunk", agent_message_chunk: "ContentChunk", agent_thought_chunk: "ContentChunk",
-  tool_call: "ToolCall", tool_call_update: "ToolCallUpdate",
+  tool_call: "ToolCall", tool_call_update: "ToolCallUpdate", plan: "Plan",
+  available_commands_update: "AvailableCommandsUpdate", current_mode_update: "CurrentModeUpdate",
+  config_option_update: "ConfigOptionUpdate", session_info_update: "SessionInfoUpdate", usage_update: "UsageUpdate",
 };
 
 // Frames: what the editor sent (to know which method a response answers) and
@@ -144,7 +147,9 @@ const home = mkdtempSync(join(tmpdir(), "zcts"));
 const project = join(home, "proj");
 mkdirSync(project, { recursive: true });
 mkdirSync(join(home, ".zeroclaw"), { recursive: true, mode: 0o700 });
-writeFileSync(join(home, ".zeroclaw", "config.toml"), '[agents.full]\nprovider = "echo"\nautonomy = "full"\n', { mode: 0o600 });
+writeFileSync(join(home, ".zeroclaw", "config.toml"),
+  '[providers.echo]\nkind = "echo"\nmodels = ["echo", "echo-large"]\n\n[agents.default]\nprovider = "echo"\n\n[agents.full]\nprovider = "echo"\nautonomy = "full"\n',
+  { mode: 0o600 });
 const env = { ...process.env, HOME: home };
 for (const k of Object.keys(env)) if (k.startsWith("ZEROCLAW_")) delete env[k];
 
@@ -193,6 +198,17 @@ function editorApp() {
 }
 const take = () => updates.splice(0);
 const kinds = (us) => us.map((u) => u.update.sessionUpdate);
+// The kinds of a turn's own stream: without the usage, command and mode notices around it.
+const turnKinds = (us) => kinds(us).filter((k) => !["usage_update", "available_commands_update", "current_mode_update"].includes(k));
+// until waits for an update of the session of kind k and returns it.
+const until = async (session, k) => {
+  for (let i = 0; i < 3000; i++) {
+    const u = updates.find((x) => x.sessionId === session && x.update.sessionUpdate === k);
+    if (u) return u.update;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no ${k} update within 30s`);
+};
 const textOf = (us, kind) => us.filter((u) => u.update.sessionUpdate === kind).map((u) => u.update.content.text).join("");
 
 // What Zed sends at initialize.
@@ -214,7 +230,18 @@ let sid;
     assert.deepEqual(init.authMethods, []);
     assert.equal(init.agentInfo.name, "zeroclaw");
 
-    ({ sessionId: sid } = await agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] }));
+    const opened = await agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    sid = opened.sessionId;
+    assert.equal(opened.modes.currentModeId, "supervised");
+    assert.deepEqual(opened.modes.availableModes.map((m) => [m.id, m.name]),
+      [["readonly", "Read only"], ["supervised", "Ask before changes"], ["full", "Full access"]]);
+    const option = (opts, id) => opts.find((o) => o.id === id);
+    assert.equal(option(opened.configOptions, "model").category, "model");
+    assert.equal(option(opened.configOptions, "model").currentValue, "echo");
+    assert.deepEqual(option(opened.configOptions, "model").options.map((o) => o.value), ["echo", "echo-large"]);
+    assert.equal(option(opened.configOptions, "mode").category, "mode");
+    const commands = await until(sid, "available_commands_update");
+    assert.deepEqual(commands.availableCommands.map((c) => c.name), ["compact"]);
     const r1 = await agent.request(acp.methods.agent.session.prompt, {
       sessionId: sid,
       prompt: [
@@ -226,7 +253,9 @@ let sid;
     });
     assert.equal(r1.stopReason, "end_turn");
     const us = take();
-    assert.deepEqual(kinds(us).slice(0, 3), ["agent_thought_chunk", "tool_call", "tool_call"]);
+    assert.deepEqual(turnKinds(us).slice(0, 3), ["agent_thought_chunk", "tool_call", "tool_call"]);
+    const used = us.filter((u) => u.update.sessionUpdate === "usage_update");
+    assert.ok(used.length >= 2 && used.every((u) => u.update.size === 32768 && u.update.used > 0), "a usage_update after each model call");
     assert.equal(asked.length, 1, "one permission request, for write_file");
     assert.equal(asked[0].toolCall.kind, "edit");
     assert.match(textOf(us, "agent_message_chunk"), /^echo: hello from zed\n\/src\/main.go\n\/src\/notes.md\n# notes\n\[IMAGE:/);
@@ -253,7 +282,51 @@ let sid;
       (e) => e.code === -32002);
     await assert.rejects(agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] }),
       (e) => e.code === -32602);
-    await assert.rejects(agent.request("session/set_mode", { sessionId: sid, modeId: "x" }), (e) => e.code === -32601);
+    await assert.rejects(agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "x" }), (e) => e.code === -32602);
+    await assert.rejects(agent.request(acp.methods.agent.session.setConfigOption, { sessionId: sid, configId: "model", value: "gpt-nope" }),
+      (e) => e.code === -32602 && JSON.stringify(e.data?.models) === JSON.stringify(["echo", "echo-large"]));
+
+    // The toolbox: file tool calls carry absolute locations, an edit's result shows
+    // as diff content (Zed reviews it), a plan as plan.
+    const edited = join(project, "out.txt");
+    const r2 = await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: sid,
+      prompt: [{ type: "text", text: [
+        '/tool read_file {"path":"out.txt","offset":1,"limit":1}',
+        '/tool edit_file {"path":"out.txt","old_text":"hi","new_text":"hello"}',
+        '/tool search {"pattern":"hel+o"}',
+        '/tool glob {"pattern":"*.txt"}',
+        '/tool update_plan {"entries":[{"content":"edit out.txt","status":"completed","priority":"high"},{"content":"review","status":"in_progress"}]}',
+        "edit and plan",
+      ].join("\n") }],
+    });
+    assert.equal(r2.stopReason, "end_turn");
+    assert.equal(readFileSync(edited, "utf8"), "hello");
+    const tb = take();
+    const callOf = (title) => tb.find((u) => u.update.sessionUpdate === "tool_call" && u.update.title.startsWith(title))?.update;
+    const resultOf = (id) => tb.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === id)?.update;
+    const edit = callOf("edit_file");
+    assert.ok(edit, `an edit_file tool_call among ${kinds(tb)}`);
+    assert.equal(edit.kind, "edit");
+    assert.deepEqual(edit.locations, [{ path: edited, line: 1 }]);
+    assert.deepEqual(callOf("read_file").locations, [{ path: edited, line: 1 }]);
+    assert.equal(callOf("read_file").kind, "read");
+    assert.equal(callOf("search").kind, "search");
+    assert.deepEqual(callOf("search").locations, [{ path: project }]);
+    assert.equal(callOf("glob").kind, "search");
+    const editResult = resultOf(edit.toolCallId);
+    assert.equal(editResult.status, "completed");
+    const diff = editResult.content.find((c) => c.type === "diff");
+    assert.deepEqual(diff, { type: "diff", path: edited, oldText: "hi", newText: "hello" });
+    assert.ok(diff.path.startsWith("/"), "the diff's path is absolute");
+    assert.match(resultOf(callOf("search").toolCallId).rawOutput, /^out\.txt:1: hello$/);
+    const plans = tb.filter((u) => u.update.sessionUpdate === "plan");
+    assert.equal(plans.length, 1, `one plan update among ${kinds(tb)}`);
+    assert.deepEqual(plans[0].update.entries, [
+      { content: "edit out.txt", priority: "high", status: "completed" },
+      { content: "review", priority: "medium", status: "in_progress" },
+    ]);
+    assert.ok(!callOf("update_plan").locations, "update_plan is no file tool");
 
     // A permission request that another client answers is withdrawn from the editor.
     const native = await nativeClient(join(home, ".zeroclaw", "data", "daemon.sock"));
@@ -272,13 +345,36 @@ let sid;
     assert.equal(withdrawn, 1, "the editor's permission request was withdrawn");
     assert.ok(frames.some((f) => f.method === "$/cancel_request"), "a $/cancel_request was sent");
     holdPermission = false;
+
+    // Modes and models from the editor, and changes made by another client.
+    take();
+    await agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "readonly" });
+    // The editor's own change is confirmed too: acpx shows the mode current_mode_update names.
+    assert.equal((await until(sid, "current_mode_update")).currentModeId, "readonly");
+    const setModel = await agent.request(acp.methods.agent.session.setConfigOption, { sessionId: sid, configId: "model", value: "echo-large" });
+    assert.equal(option(setModel.configOptions, "model").currentValue, "echo-large");
+    assert.equal(option(setModel.configOptions, "mode").currentValue, "readonly");
+    const ro = await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: sid, prompt: [{ type: "text", text: "/tool write_file {\"path\":\"ro.txt\",\"content\":\"x\"}\nwrite" }],
+    });
+    assert.equal(ro.stopReason, "end_turn");
+    assert.match(textOf(take(), "agent_message_chunk"), /write_file -> refused: write_file changes things/);
+    await native.call("session/set", { sessionId: sid, mode: "supervised", title: "Renamed elsewhere" });
+    assert.equal((await until(sid, "current_mode_update")).currentModeId, "supervised");
+    assert.equal(option((await until(sid, "config_option_update")).configOptions, "mode").currentValue, "supervised");
+    assert.equal((await until(sid, "session_info_update")).title, "Renamed elsewhere");
+
+    // The compact command: a prompt "/compact" compacts and answers end_turn.
+    const compacted = await agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "/compact keep the file names" }] });
+    assert.equal(compacted.stopReason, "end_turn");
+    assert.match(textOf(take(), "agent_message_chunk"), /^(Compacted the conversation|The summary was not smaller)/);
     native.close();
 
     const list = await agent.request(acp.methods.agent.session.list, {});
     const mine = list.sessions.find((s) => s.sessionId === sid);
     assert.ok(mine, "the session is listed");
     assert.equal(mine.cwd, project);
-    assert.match(mine.title, /^\/think weighing it$/);
+    assert.equal(mine.title, "Renamed elsewhere");
     take();
   });
   b.toBridge.end();
