@@ -18,5 +18,8 @@ go build -o "$work/zeroclaw" ./cmd/zeroclaw
 node test/acp-ts/acp.test.mjs "$work/zeroclaw"
 
 printf '\n=== %s\n' "zeroclaw acp driven by acpx 0.19.1 (modes, models, status)"
-(cd test/acpx && npm ci --no-audit --no-fund --loglevel=error)
+# `npm install` (which installs the lockfile's versions), not `npm ci`: acpx depends on
+# @openclaw/fs-safe, whose optional per-platform packages for other systems the registry
+# here does not serve, so they are absent from the lockfile and `npm ci` refuses it.
+(cd test/acpx && npm install --no-save --no-audit --no-fund --loglevel=error)
 test/acpx/acpx.test.sh "$work/zeroclaw"

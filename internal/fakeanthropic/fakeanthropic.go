@@ -26,7 +26,7 @@ type Server struct {
 	*fakemodel.Script[Answer]
 	srv *httptest.Server
 
-	models modelList // GET /v1/models (models.go)
+	models fakemodel.Models // GET /v1/models
 
 	keysMu sync.Mutex
 	keys   []string // the x-api-key of each request
@@ -100,7 +100,7 @@ func (f *Server) URL() string { return f.srv.URL }
 
 // ServeHTTP answers one messages request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.serveModels(w, r) {
+	if f.models.Serve(w, r) {
 		return
 	}
 	f.keysMu.Lock() // before Take: once request n is seen, so is its key

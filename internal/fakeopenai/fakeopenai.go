@@ -31,9 +31,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	quirks   map[Quirk]bool
-	produced map[string]bool // every tool-call id it streamed
-	calls    int             // tool calls streamed so far
-	models   modelList       // GET /v1/models (models.go)
+	produced map[string]bool  // every tool-call id it streamed
+	calls    int              // tool calls streamed so far
+	models   fakemodel.Models // GET /v1/models
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -132,7 +132,7 @@ func (f *Server) IDsRoundTrip(req map[string]any) error {
 
 // ServeHTTP answers one chat completion request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.serveModels(w, r) {
+	if f.models.Serve(w, r) {
 		return
 	}
 	req, a, refusal := f.Take(r)
