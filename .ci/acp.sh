@@ -14,6 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/zeroclaw" ./cmd/zeroclaw
 (cd test/acp-ts && npm ci --no-audit --no-fund --loglevel=error)
+[ -d test/mcp/node_modules ] || (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error) # the editor's MCP server
 node test/acp-ts/acp.test.mjs "$work/zeroclaw"
 
 printf '\n=== %s\n' "zeroclaw acp driven by acpx 0.19.1 (modes, models, status)"

@@ -83,6 +83,7 @@ type Client struct {
 	prompts map[string]*promptSub // by session id: the callback of the prompt in flight
 	lastSeq map[string]uint64
 	resume  resumeState // reconnect.go
+	tools   toolCalls   // tools.go
 }
 
 type promptSub struct {
@@ -322,6 +323,11 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		}
 		u.Raw = req.Params
 		c.queue.push(u)
+		return nil, nil
+	case "tool/call":
+		return c.serveToolCall(ctx, req)
+	case "$/cancel_request":
+		c.cancelToolCall(req.Params)
 		return nil, nil
 	case "elicitation/create":
 		var e Elicitation

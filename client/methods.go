@@ -47,6 +47,9 @@ func (c *Client) NewSession(ctx context.Context, p NewSessionParams) (*Session, 
 	if err := c.Call(ctx, "session/new", p, &r); err != nil {
 		return nil, err
 	}
+	if p.ClientTools != nil {
+		c.SetSessionTools(r.SessionID, p.ClientTools)
+	}
 	c.follow(r.SessionID, true)
 	return &r, nil
 }
@@ -62,7 +65,7 @@ func (c *Client) NewSession(ctx context.Context, p NewSessionParams) (*Session, 
 func (c *Client) Attach(ctx context.Context, sessionID string, afterSeq uint64, onUpdate func(Update)) (*AttachResult, error) {
 	defer c.subscribe(sessionID, onUpdate)()
 	var r AttachResult
-	err := c.Call(ctx, "session/attach", map[string]any{"sessionId": sessionID, "afterSeq": afterSeq}, &r)
+	err := c.Call(ctx, "session/attach", c.attachParams(sessionID, afterSeq), &r)
 	lagged := c.settle(ctx, sessionID)
 	if err != nil {
 		return nil, err

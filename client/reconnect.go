@@ -326,7 +326,7 @@ func (c *Client) resumeOn(ctx context.Context, l *link) (bool, error) {
 	}
 	for sid, seq := range after {
 		var a AttachResult
-		err := convert(l.conn.Call(ctx, "session/attach", map[string]any{"sessionId": sid, "afterSeq": seq}, &a))
+		err := convert(l.conn.Call(ctx, "session/attach", c.attachParams(sid, seq), &a))
 		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 			return false, errors.Join(err, ctx.Err())
 		}

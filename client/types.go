@@ -19,6 +19,7 @@ const (
 	SessionInfoUpdate = "session_info"      // Mode, Model, Title changed (no TurnID)
 	HistoryCompacted  = "history_compacted" // Before, After (no TurnID)
 	UsageUpdate       = "usage"             // after every model call of a turn
+	ToolProgress      = "tool_progress"     // ToolCallID, Progress, Total, Message
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -49,11 +50,14 @@ type Update struct {
 	Before int `json:"before"`
 	After  int `json:"after"`
 	// usage: one model call's tokens; ContextWindow is 0 when unknown.
-	InputTokens       int `json:"inputTokens"`
-	OutputTokens      int `json:"outputTokens"`
-	CachedInputTokens int `json:"cachedInputTokens"`
-	ContextTokens     int `json:"contextTokens"`
-	ContextWindow     int `json:"contextWindow"`
+	InputTokens       int      `json:"inputTokens"`
+	OutputTokens      int      `json:"outputTokens"`
+	CachedInputTokens int      `json:"cachedInputTokens"`
+	ContextTokens     int      `json:"contextTokens"`
+	ContextWindow     int      `json:"contextWindow"`
+	Progress          float64  `json:"progress"` // tool_progress
+	Total             *float64 `json:"total"`    // tool_progress, when known
+	Message           string   `json:"message"`  // tool_progress
 	// Raw is the notification's params exactly as received.
 	Raw jsontext.Value `json:"-"`
 }
@@ -163,6 +167,10 @@ type NewSessionParams struct {
 	SessionID string `json:"sessionId,omitzero"`
 	// KeepSiblings keeps the caller's other idle sessions of the agent open.
 	KeepSiblings bool `json:"keep_siblings,omitzero"`
+	// ClientTools are tools this connection serves for the session (SetToolHandler
+	// runs them). The daemon forgets them when the connection closes; the client
+	// declares them again when it re-attaches after a reconnect.
+	ClientTools []ClientTool `json:"clientTools,omitzero"`
 }
 
 // Session is the result of session/new.

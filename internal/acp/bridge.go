@@ -64,7 +64,8 @@ type Bridge struct {
 	retired  []*client.Client
 	attached map[string]bool
 	sessions map[string]*sessionState
-	requests map[string]*request // the editor's requests in flight, by id
+	requests map[string]*request       // the editor's requests in flight, by id
+	mcp      map[string]*editorServers // the editor's MCP servers, by session (mcp.go)
 }
 
 // sessionState is what the bridge keeps of a session the editor used.
@@ -108,6 +109,7 @@ func New(opts Options) *Bridge {
 		attached: make(map[string]bool),
 		sessions: make(map[string]*sessionState),
 		requests: make(map[string]*request),
+		mcp:      make(map[string]*editorServers),
 	}
 }
 
@@ -126,6 +128,7 @@ func (b *Bridge) Serve(in io.Reader, out io.Writer) error {
 	})
 	err := b.editor.Run()
 	b.stop()
+	defer b.closeServers() // after the daemon connections: no tool/call comes then
 	b.mu.Lock()
 	conns := append(b.retired, b.d)
 	b.d, b.retired = nil, nil
@@ -281,7 +284,7 @@ func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Val
 		"agentCapabilities": map[string]any{
 			"loadSession":        true,
 			"promptCapabilities": map[string]any{"image": true, "audio": false, "embeddedContext": true},
-			"mcpCapabilities":    map[string]any{"http": false, "sse": false},
+			"mcpCapabilities":    map[string]any{"http": true, "sse": true},
 			"sessionCapabilities": map[string]any{
 				"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}, "delete": map[string]any{},
 			},
@@ -323,6 +326,7 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 		if d, err = client.Dial(ctx, b.opts.Endpoint, opts...); err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cannot reach the zeroclaw daemon: "+err.Error(), nil)
 		}
+		d.SetToolHandler(b.serveTool)
 		conn.Store(d)
 		_, err = d.Initialize(ctx)
 		if err == nil {
@@ -391,6 +395,9 @@ func (b *Bridge) session(ctx context.Context, sid string) (*client.Client, error
 	b.mu.Unlock()
 	if !known || attached {
 		return d, nil
+	}
+	if tools := b.clientTools(sid); tools != nil { // a new connection serves them again
+		d.SetSessionTools(sid, tools)
 	}
 	if _, err := d.Attach(ctx, sid, after, nil); err != nil {
 		var e *client.Error

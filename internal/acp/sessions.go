@@ -32,11 +32,12 @@ func missingCwd() error {
 	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cwd is required", map[string]any{"param": "cwd"})
 }
 
-// sessionNew opens a native session of the bridge's agent in cwd. mcpServers are
-// accepted and ignored: the daemon's agents have their own tools.
+// sessionNew opens a native session of the bridge's agent in cwd, with the tools of
+// the editor's mcpServers as its client tools (mcp.go).
 func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
 	var p struct {
-		Cwd *string `json:"cwd"`
+		Cwd        *string          `json:"cwd"`
+		MCPServers []mcpServerParam `json:"mcpServers"`
 	}
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
 		return nil, err
@@ -48,10 +49,19 @@ func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Val
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.NewSession(ctx, client.NewSessionParams{AgentAlias: b.opts.Agent, Cwd: *p.Cwd, KeepSiblings: true})
+	es := b.startServers(ctx, p.MCPServers, *p.Cwd)
+	np := client.NewSessionParams{AgentAlias: b.opts.Agent, Cwd: *p.Cwd, KeepSiblings: true}
+	if es != nil {
+		np.ClientTools = es.defs
+	}
+	s, err := d.NewSession(ctx, np)
 	if err != nil {
+		if es != nil {
+			es.m.Close()
+		}
 		return nil, err
 	}
+	b.setServers(s.SessionID, es)
 	b.track(d, s.SessionID, 0)
 	return b.opened(ctx, d, s.SessionID, true)
 }
@@ -59,14 +69,28 @@ func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Val
 // reopen makes a stored or live session the editor's: attached to the daemon
 // connection (which restores it, and tells the last seq, so that nothing of its past
 // is replayed as live), then session/new with its id.
-func (b *Bridge) reopen(ctx context.Context, d *client.Client, sid string) error {
+//
+// Its editor servers (mcpServers of load or resume) replace those it had.
+func (b *Bridge) reopen(ctx context.Context, d *client.Client, sid string, params jsontext.Value, cwd string) error {
 	var r client.AttachResult
 	if err := d.Call(ctx, "session/attach", map[string]any{"sessionId": sid}, &r); err != nil {
 		return err
 	}
 	b.track(d, sid, r.LastSeq)
-	_, err := d.NewSession(ctx, client.NewSessionParams{AgentAlias: b.opts.Agent, SessionID: sid, KeepSiblings: true})
-	return err
+	es := b.startServers(ctx, decodeMCPServers(params), cwd)
+	np := client.NewSessionParams{AgentAlias: b.opts.Agent, SessionID: sid, KeepSiblings: true, ClientTools: []client.ClientTool{}}
+	if es != nil {
+		np.ClientTools = es.defs
+	}
+	_, err := d.NewSession(ctx, np)
+	if err != nil {
+		if es != nil {
+			es.m.Close()
+		}
+		return err
+	}
+	b.setServers(sid, es)
+	return nil
 }
 
 // sessionLoad replays a session's whole visible history to the editor, then answers.
@@ -84,7 +108,7 @@ func (b *Bridge) sessionLoad(ctx context.Context, _ *request, params jsontext.Va
 	if err != nil {
 		return nil, err
 	}
-	if err := b.reopen(ctx, d, p.SessionID); err != nil {
+	if err := b.reopen(ctx, d, p.SessionID, params, p.Cwd); err != nil {
 		return nil, err
 	}
 	for _, m := range msgs {
@@ -123,7 +147,7 @@ func (b *Bridge) sessionResume(ctx context.Context, _ *request, params jsontext.
 	if err != nil {
 		return nil, err
 	}
-	if err := b.reopen(ctx, d, p.SessionID); err != nil {
+	if err := b.reopen(ctx, d, p.SessionID, params, p.Cwd); err != nil {
 		return nil, err
 	}
 	return b.opened(ctx, d, p.SessionID, false)
@@ -200,6 +224,7 @@ func (b *Bridge) sessionDelete(ctx context.Context, _ *request, params jsontext.
 }
 
 func (b *Bridge) forget(d *client.Client, sid string) {
+	b.setServers(sid, nil)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s := b.sessions[sid]; s != nil && s.turn == nil {

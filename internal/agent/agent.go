@@ -52,6 +52,12 @@ type Turn struct {
 	Context  []provider.Message // the model context before this turn; not modified
 	Prompt   string
 	Hooks    Hooks
+	// ToolSet, when set, gives the tools before each model call instead of Tools
+	// (an MCP server's list may change during a turn).
+	ToolSet func() map[string]tool.Tool
+	// Lookup, when set, finds a tool the model called that the set lacks (one of an
+	// MCP server that has not listed its tools), or returns nil.
+	Lookup func(name string) tool.Tool
 	// CallID, when set, renames each tool call the model makes before anything sees
 	// it: providers' ids are unique only within one model call or turn. The
 	// provider's own id stays beside it (ToolCall.ProviderID): the model is sent
@@ -89,7 +95,6 @@ func Run(ctx context.Context, t Turn) Outcome {
 		t.Hooks.Message(m)
 	}
 	add(provider.Message{Role: provider.RoleUser, Text: t.Prompt})
-	specs := specsOf(t.Tools)
 	var usage provider.Usage
 	var said strings.Builder // the turn's visible text so far
 	out := func(reason string) Outcome {
@@ -103,6 +108,11 @@ func Run(ctx context.Context, t Turn) Outcome {
 		if t.Controls != nil {
 			t.Model, t.Autonomy = t.Controls()
 		}
+		tools := t.Tools
+		if t.ToolSet != nil {
+			tools = t.ToolSet()
+		}
+		specs := specsOf(tools)
 		separate := said.Len() > 0
 		var shown strings.Builder // this call's visible text so far
 		res, err := t.Provider.Stream(ctx, provider.Request{
@@ -152,7 +162,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 			t.Hooks.ToolCall(call)
 		}
 		for i, call := range res.ToolCalls {
-			r := t.call(ctx, call)
+			r := t.call(ctx, call, tools)
 			if ctx.Err() != nil {
 				// Every announced call gets a result, so the context stays well formed.
 				for _, c := range res.ToolCalls[i:] {
@@ -174,8 +184,13 @@ func (t Turn) result(call provider.ToolCall, r tool.Result, add func(provider.Me
 }
 
 // call runs one tool call after the autonomy check and, where needed, approval.
-func (t Turn) call(ctx context.Context, call provider.ToolCall) tool.Result {
-	tl, ok := t.Tools[call.Name]
+func (t Turn) call(ctx context.Context, call provider.ToolCall, tools map[string]tool.Tool) tool.Result {
+	tl, ok := tools[call.Name]
+	if !ok && t.Lookup != nil {
+		if tl = t.Lookup(call.Name); tl != nil {
+			ok = true
+		}
+	}
 	if !ok {
 		return tool.Result{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}
 	}
@@ -190,7 +205,9 @@ func (t Turn) call(ctx context.Context, call provider.ToolCall) tool.Result {
 			}
 		}
 	}
-	return tl.Run(ctx, t.Env, call.Arguments)
+	env := t.Env
+	env.CallID = call.ID
+	return tl.Run(ctx, env, call.Arguments)
 }
 
 func specsOf(tools map[string]tool.Tool) []provider.ToolSpec {

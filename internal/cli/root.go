@@ -33,5 +33,6 @@ func Root(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(uploadCmd())
 	root.AddCommand(acpCmd())
 	root.AddCommand(tuiCmd())
+	root.AddCommand(mcpCmd())
 	return root
 }

@@ -29,6 +29,7 @@ type Config struct {
 	PermissionProfiles map[string]PermissionProfile `toml:"permission_profiles"`
 	Users              map[string]User              `toml:"users"`
 	Security           Security                     `toml:"security"`
+	MCP                MCP                          `toml:"mcp,omitempty"`
 }
 
 // RPC holds the limits of the RPC endpoint (SPEC §2, §10, §14).
@@ -43,6 +44,9 @@ type RPC struct {
 	// to one connection, whichever fills first (SPEC §15).
 	OutboundFrames int `toml:"outbound_frames"`
 	OutboundBytes  int `toml:"outbound_bytes"`
+	// ClientToolTimeoutSecs bounds how long a client tool's tool/call may go
+	// unanswered (SPEC §21).
+	ClientToolTimeoutSecs int `toml:"client_tool_timeout_secs"`
 }
 
 // WSS is the TLS WebSocket listener (SPEC §13).
@@ -92,6 +96,9 @@ type Agent struct {
 	Tools              []string `toml:"tools,omitempty"`         // default: every tool
 	MaxSteps           int      `toml:"max_steps,omitempty"`     // default 25
 	MaxContextMessages int      `toml:"max_context_messages,omitempty"`
+	// MCPServers names the [mcp.servers] the agent uses: nil means every enabled
+	// one, an empty list none.
+	MCPServers *[]string `toml:"mcp_servers,omitempty"`
 }
 
 // PermissionProfile is one [permission_profiles.<name>] entry: what a user holding it
@@ -164,6 +171,7 @@ const (
 	DefaultOutboundBytes       = 4 << 20
 	DefaultWSSBind             = "127.0.0.1"
 	DefaultWSSPort             = 9781
+	DefaultClientToolTimeout   = 120
 )
 
 // Workspace returns the agent's workspace directory.
@@ -201,6 +209,8 @@ func Default() Config {
 			ReplayEvents:        DefaultReplayEvents,
 			OutboundFrames:      DefaultOutboundFrames,
 			OutboundBytes:       DefaultOutboundBytes,
+
+			ClientToolTimeoutSecs: DefaultClientToolTimeout,
 		},
 		WSS:       WSS{Bind: DefaultWSSBind, Port: DefaultWSSPort},
 		Providers: map[string]Provider{"echo": {Kind: "echo"}},

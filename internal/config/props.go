@@ -124,7 +124,12 @@ func isLeaf(t reflect.Type) bool {
 	case reflect.Slice:
 		return t.Elem().Kind() == reflect.String
 	case reflect.Pointer:
-		return t.Elem().Kind() == reflect.Int
+		switch e := t.Elem(); e.Kind() {
+		case reflect.Int, reflect.Bool:
+			return true
+		case reflect.Slice:
+			return e.Elem().Kind() == reflect.String
+		}
 	}
 	return false
 }
@@ -176,7 +181,7 @@ func (c Config) Get(prop string) (jsontext.Value, error) {
 			if !e.IsValid() {
 				return jsontext.Value("null"), nil
 			}
-			v, f = e, field{}
+			v, f = e, field{secret: f.secret} // a secret map's values are secrets
 		}
 	}
 	if f.omitempty && empty(v) {
@@ -221,6 +226,10 @@ func encodeMasked(v reflect.Value, secret bool) jsontext.Value {
 // map keys sorted, secrets as Masked. The types are this package's own, so the
 // encoder cannot fail.
 func writeMasked(enc *jsontext.Encoder, v reflect.Value, secret bool) {
+	if secret && v.Kind() == reflect.Map {
+		writeMap(enc, v, true) // the names show (env variables, headers), the values do not
+		return
+	}
 	if secret && !v.IsZero() {
 		enc.WriteToken(jsontext.String(Masked))
 		return
@@ -238,18 +247,7 @@ func writeMasked(enc *jsontext.Encoder, v reflect.Value, secret bool) {
 		}
 		enc.WriteToken(jsontext.EndObject)
 	case reflect.Map:
-		enc.WriteToken(jsontext.BeginObject)
-		keys := v.MapKeys()
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = k.String()
-		}
-		slices.Sort(names)
-		for _, k := range names {
-			enc.WriteToken(jsontext.String(k))
-			writeMasked(enc, v.MapIndex(reflect.ValueOf(k)), false)
-		}
-		enc.WriteToken(jsontext.EndObject)
+		writeMap(enc, v, false)
 	case reflect.Slice:
 		enc.WriteToken(jsontext.BeginArray)
 		for i := range v.Len() {
@@ -271,6 +269,22 @@ func writeMasked(enc *jsontext.Encoder, v reflect.Value, secret bool) {
 	default:
 		panic(fmt.Sprintf("config: no JSON form for %s", v.Type()))
 	}
+}
+
+// writeMap writes a map with its keys sorted; secret masks every value.
+func writeMap(enc *jsontext.Encoder, v reflect.Value, secret bool) {
+	enc.WriteToken(jsontext.BeginObject)
+	keys := v.MapKeys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.String()
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		enc.WriteToken(jsontext.String(k))
+		writeMasked(enc, v.MapIndex(reflect.ValueOf(k)), secret)
+	}
+	enc.WriteToken(jsontext.EndObject)
 }
 
 // Set stores value (JSON) at the leaf property prop, creating a missing map entry
@@ -335,18 +349,18 @@ func assign(v reflect.Value, value jsontext.Value, prop string) error {
 			return want("a string")
 		}
 		v.SetString(s)
-	case reflect.Int, reflect.Pointer:
+	case reflect.Pointer: // an optional value: set means present
+		p := reflect.New(v.Type().Elem())
+		if err := assign(p.Elem(), value, prop); err != nil {
+			return err
+		}
+		v.Set(p)
+	case reflect.Int:
 		n, ok := parseInt(value)
 		if !ok {
 			return want("an integer (a JSON number, or a string holding one)")
 		}
-		if v.Kind() == reflect.Pointer {
-			p := reflect.New(v.Type().Elem())
-			p.Elem().SetInt(n)
-			v.Set(p)
-		} else {
-			v.SetInt(n)
-		}
+		v.SetInt(n)
 	case reflect.Bool:
 		switch {
 		case value.Kind() == 't' || value.Kind() == 'f':

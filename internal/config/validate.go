@@ -46,7 +46,7 @@ const MaxUID = 1<<31 - 1
 func (c Config) Validate() error {
 	for _, check := range []func() *ValidationError{
 		c.validateRPC, c.validateWSS, c.validateNames, c.validateProviders,
-		c.validateAgents, c.validateProfiles, c.validateUsers,
+		c.validateAgents, c.validateProfiles, c.validateUsers, c.validateMCP,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -73,6 +73,9 @@ func (c Config) validateRPC() *ValidationError {
 		return err
 	}
 	if err := between("rpc.outbound_bytes", c.RPC.OutboundBytes, 1, 1<<30); err != nil {
+		return err
+	}
+	if err := between("rpc.client_tool_timeout_secs", c.RPC.ClientToolTimeoutSecs, 1, 86400); err != nil {
 		return err
 	}
 	return between("rpc.replay_events", c.RPC.ReplayEvents, 1, 10_000_000)

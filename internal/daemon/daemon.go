@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/mcp"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -90,11 +91,20 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer st.Close()
 	removeUploadTemps(ctx, cfg, dirs.DataDir, st, log)
-	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
+	// The MCP servers start when a turn or tools/list first needs them, and stop
+	// (deferred) after the sessions and connections ended.
+	servers := mcp.NewManager(log)
+	defer servers.Close()
+	servers.Configure(mcp.FromConfig(cfg, dirs.DataDir, getenv))
+	var live *config.Live
+	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
+		ClientToolTimeout: func() time.Duration {
+			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
+		}})
 	// Every config write prepares the agent views of its complete candidate before
 	// anything is written (a candidate the views refuse is refused), and installs
 	// them once the file and the live config are committed.
-	live := config.NewLive(cfg, config.LiveOptions{
+	live = config.NewLive(cfg, config.LiveOptions{
 		Dir:    dirs.ConfigDir,
 		Logger: log,
 		Views: func(candidate config.Config) (func(), error) {
@@ -102,7 +112,10 @@ func Run(ctx context.Context, opts Options) error {
 			if err != nil {
 				return nil, err
 			}
-			return func() { sessions.SetCatalog(next) }, nil
+			return func() {
+				sessions.SetCatalog(next)
+				servers.Configure(mcp.FromConfig(candidate, dirs.DataDir, getenv))
+			}, nil
 		},
 	})
 
@@ -137,6 +150,7 @@ func Run(ctx context.Context, opts Options) error {
 		Config:         live,
 		Pairings:       pairings,
 		Fingerprint:    cert.Fingerprint,
+		MCP:            servers,
 	})
 	var remote *wss.Listener
 	if cfg.WSS.Enabled {

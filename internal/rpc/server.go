@@ -81,6 +81,9 @@ type Config struct {
 	// Store is the durable store the sessions live in; the upload index is kept
 	// there beside them. The file methods need it.
 	Store *store.Store
+
+	// MCP reports the daemon's MCP servers (mcp/status); nil: none.
+	MCP MCPStatus
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -158,6 +161,7 @@ func NewServer(cfg Config) *Server {
 		s.fileMethods(), // after configMethods: it reads the live config
 		s.agentMethods(),
 		s.controlMethods(),
+		s.toolMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
 	for _, rows := range families {

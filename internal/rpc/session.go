@@ -59,6 +59,8 @@ type newParams struct {
 	Cwd          string `json:"cwd"`
 	SessionID    string `json:"sessionId"`
 	KeepSiblings bool   `json:"keep_siblings"`
+	// ClientTools are the tools this connection serves for the session (SPEC §21).
+	ClientTools []session.ClientToolDef `json:"clientTools"`
 }
 
 type newResult struct {
@@ -77,12 +79,26 @@ func (s *Server) sessionNew(ctx context.Context, c *connState, params jsontext.V
 	if p.AgentAlias != "" && !authorityFrom(ctx).MayUseAgent(p.AgentAlias) {
 		return nil, agentForbidden(p.AgentAlias)
 	}
+	if len(p.ClientTools) > 0 && p.AgentAlias != "" { // refused before a session is made
+		a, err := s.cfg.Sessions.AgentOf(p.AgentAlias)
+		if err != nil {
+			return nil, err
+		}
+		if err := session.CheckClientTools(a, p.ClientTools); err != nil {
+			return nil, err
+		}
+	}
 	sess, resumed, err := s.cfg.Sessions.New(ctx, session.NewParams{
 		Caller: c.caller(), Subscriber: c, AgentAlias: p.AgentAlias, Cwd: p.Cwd,
 		SessionID: p.SessionID, KeepSiblings: p.KeepSiblings,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if p.ClientTools != nil {
+		if err := sess.SetClientTools(c, p.ClientTools); err != nil {
+			return nil, err
+		}
 	}
 	count := 0 // a session just created has no messages yet
 	if resumed {
@@ -197,6 +213,9 @@ func (s *Server) sessionClose(ctx context.Context, c *connState, params jsontext
 type attachParams struct {
 	SessionID string  `json:"sessionId"`
 	AfterSeq  *uint64 `json:"afterSeq"`
+	// ClientTools, when given, replace the tools this connection serves for the
+	// session; omitted, those it served before stay (SPEC §21).
+	ClientTools []session.ClientToolDef `json:"clientTools"`
 }
 
 type attachResult struct {
@@ -215,6 +234,11 @@ func (s *Server) sessionAttach(ctx context.Context, c *connState, params jsontex
 	sess, err := s.cfg.Sessions.Obtain(ctx, p.SessionID, c.caller())
 	if err != nil {
 		return nil, err
+	}
+	if p.ClientTools != nil {
+		if err := sess.SetClientTools(c, p.ClientTools); err != nil {
+			return nil, err
+		}
 	}
 	last, replayed, err := sess.AttachAfter(ctx, c, p.AfterSeq)
 	if err != nil {

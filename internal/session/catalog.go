@@ -29,6 +29,8 @@ type Agent struct {
 	ProviderName  string
 	Models        []string
 	ContextWindow int
+	// MCPServers are the [mcp.servers] the agent uses (SPEC §21), sorted.
+	MCPServers []string
 }
 
 // Catalog is every agent of one configuration. It is immutable once built, so a
@@ -90,6 +92,7 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 			Workspace: a.Workspace(alias, dataDir), Autonomy: a.AutonomyLevel(),
 			Tools: byName, MaxSteps: a.Steps(), MaxContextMessages: maxCtx,
 			ProviderName: a.Provider, Models: slices.Clone(pc.Models), ContextWindow: window,
+			MCPServers: cfg.MCPServerNames(alias),
 		}
 	}
 	return c, nil

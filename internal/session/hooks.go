@@ -219,5 +219,15 @@ func args(v jsontext.Value) jsontext.Value {
 
 func toolEnv(s *Session, t *runningTurn) tool.Env {
 	h := &hooks{s: s, turn: t}
-	return tool.Env{Workspace: s.Workspace, Asker: h, Planner: h}
+	return tool.Env{Workspace: s.Workspace, Asker: h, Planner: h, Progress: h.progress}
+}
+
+// progress publishes a running call's progress as a tool_progress update of the
+// turn (SPEC §21).
+func (h *hooks) progress(callID string, p tool.Progress) {
+	u := h.update(ToolProgress)
+	u.ToolCallID, u.Message = callID, p.Message
+	pr := p.Progress
+	u.Progress, u.Total = &pr, p.Total
+	h.s.publish(u)
 }

@@ -45,6 +45,10 @@ type Options struct {
 	// Store keeps sessions durably (SPEC §9): transcripts, model context,
 	// checkpoints, the replay log. Required.
 	Store *store.Store
+	// MCP runs the MCP servers agents use (SPEC §21); nil: none.
+	MCP MCPTools
+	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
+	ClientToolTimeout func() time.Duration
 }
 
 // Manager holds the live sessions.
@@ -310,6 +314,7 @@ func (m *Manager) Detach(sub Subscriber) {
 	m.mu.Unlock()
 	for _, s := range all {
 		s.Detach(sub)
+		s.dropClientTools(sub)
 	}
 }
 

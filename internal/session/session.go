@@ -56,6 +56,8 @@ type Session struct {
 
 	opMu sync.Mutex            // held while an operation id is looked up and claimed
 	ops  map[string]*operation // claimed operation ids (operation.go)
+
+	clientTools map[Subscriber]map[string]*clientTool // per connection, under mu (clienttools.go)
 }
 
 type runningTurn struct {

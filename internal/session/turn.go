@@ -116,9 +116,11 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 		defer func() { <-s.slot }()
 		defer cancel(nil)
 		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text})
+		toolSet, lookup := s.turnTools(turnCtx)
 		out := agent.Run(turnCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
+			ToolSet: toolSet, Lookup: lookup,
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,

@@ -29,6 +29,9 @@ const (
 	SessionInfo      = "session_info"
 	HistoryCompacted = "history_compacted"
 	UsageUpdate      = "usage"
+	// ToolProgress is a running tool's progress (an MCP server's progress
+	// notifications, SPEC §21).
+	ToolProgress = "tool_progress"
 )
 
 // Update is the params of one session/update notification. Which fields are set
@@ -64,11 +67,14 @@ type Update struct {
 	Before *int `json:"before,omitzero"`
 	After  *int `json:"after,omitzero"`
 	// usage of one model call.
-	InputTokens       *int `json:"inputTokens,omitzero"`
-	OutputTokens      *int `json:"outputTokens,omitzero"`
-	CachedInputTokens int  `json:"cachedInputTokens,omitzero"`
-	ContextTokens     *int `json:"contextTokens,omitzero"`
-	ContextWindow     int  `json:"contextWindow,omitzero"`
+	InputTokens       *int     `json:"inputTokens,omitzero"`
+	OutputTokens      *int     `json:"outputTokens,omitzero"`
+	CachedInputTokens int      `json:"cachedInputTokens,omitzero"`
+	ContextTokens     *int     `json:"contextTokens,omitzero"`
+	ContextWindow     int      `json:"contextWindow,omitzero"`
+	Progress          *float64 `json:"progress,omitzero"`
+	Total             *float64 `json:"total,omitzero"`
+	Message           string   `json:"message,omitzero"`
 }
 
 // ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
@@ -96,7 +102,8 @@ func (u *Update) chunk() bool {
 		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == nil && u.Kept == nil &&
 		u.Locations == nil && u.Diff == nil && u.Entries == nil &&
 		u.Mode == nil && u.Model == nil && u.Title == nil && u.Before == nil && u.After == nil &&
-		u.InputTokens == nil && u.OutputTokens == nil && u.ContextTokens == nil
+		u.InputTokens == nil && u.OutputTokens == nil && u.ContextTokens == nil &&
+		u.Progress == nil && u.Message == ""
 }
 
 // encoder writes the text chunks of one session, which a streamed reply sends by

@@ -31,6 +31,18 @@ type Env struct {
 	// Planner receives the plans of update_plan; may be nil (then the plan reaches
 	// only the model's own context).
 	Planner Planner
+	// CallID is the id of the call being run (the agent sets it for each call).
+	CallID string
+	// Progress, when set, reports a running call's progress (MCP progress
+	// notifications); the session publishes it as a tool_progress update.
+	Progress func(callID string, p Progress)
+}
+
+// Progress is how far a running call got.
+type Progress struct {
+	Progress float64
+	Total    *float64 // nil: unknown
+	Message  string
 }
 
 // Asker asks the user a question through an attached client (elicitation/create).

@@ -430,6 +430,34 @@ let sid;
   assert.equal((await b.exited).code, 0);
 }
 
+// The editor's MCP servers: server-everything (test/mcp) in mcpServers runs on the
+// bridge's side; the model's calls reach it, and its progress shows as
+// tool_call_update in_progress, every frame valid against the schema.
+{
+  const everything = join(here, "..", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+  const b = startBridge(["--agent", "full"]);
+  await editorApp().connectWith(b.stream, async (agent) => {
+    const init = await agent.request(acp.methods.agent.initialize, zedInitialize);
+    assert.deepEqual(init.agentCapabilities.mcpCapabilities, { http: true, sse: true });
+    const s = await agent.request(acp.methods.agent.session.new, {
+      cwd: project, mcpServers: [{ name: "ev", command: process.execPath, args: [everything, "stdio"], env: [] }],
+    });
+    take();
+    const r = await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: s.sessionId,
+      prompt: [{ type: "text", text: "/tool ev__echo {\"message\":\"from zed\"}\n/tool ev__trigger-long-running-operation {\"duration\":1,\"steps\":2}" }],
+    });
+    assert.equal(r.stopReason, "end_turn");
+    const us = take();
+    assert.match(textOf(us, "agent_message_chunk"), /ev__echo -> Echo: from zed/);
+    assert.match(textOf(us, "agent_message_chunk"), /ev__trigger-long-running-operation -> Long running operation completed/);
+    assert.ok(us.some((u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress"),
+      "progress shows as tool_call_update in_progress");
+  });
+  b.toBridge.end();
+  assert.equal((await b.exited).code, 0);
+}
+
 rmSync(home, { recursive: true, force: true });
 const counts = {};
 for (const f of frames) {

@@ -1,0 +1,133 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gone reports whether pid no longer runs (a zombie waiting for its new parent to
+// reap it counts as gone).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// TestKill9OfTheDaemonLeavesNoMCPServer: a stdio server that ends with its stdin
+// (server-everything) and one that ignores it (PR_SET_PDEATHSIG ends it) both go
+// when the daemon is killed with SIGKILL.
+func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
+	}
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
+	}
+	h := home(t)
+	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
+	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 60\n\n"+
+		"[mcp.servers.stubborn]\ncommand = \"node\"\nargs = [%q]\nstartup_timeout_secs = 600\n",
+		everything, filepath.Join(dir, "stubborn.mjs"))
+	os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte(conf), 0o600)
+	d := startDaemon(t, h, nil)
+
+	// tools/list starts both; it waits for stubborn, so it is not awaited here.
+	c := dial(t, d.socket)
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","method":"tools/list","params":{"agentAlias":"default"},"id":2}`)
+	text, ok := d.stderr.await(func(s string) bool { return strings.Contains(s, "stubborn pid ") }, d.exited, 60*time.Second)
+	if !ok {
+		t.Fatalf("the stubborn server did not start:\n%s", text)
+	}
+	stubborn, _ := strconv.Atoi(regexp.MustCompile(`stubborn pid (\d+)`).FindStringSubmatch(text)[1])
+	s := dial(t, d.socket)
+	s.initialize()
+	var pid int
+	deadline := time.Now().Add(60 * time.Second)
+	for pid == 0 {
+		st := s.call(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":3}`)
+		for _, srv := range st["result"].(map[string]any)["servers"].([]any) {
+			if srv := srv.(map[string]any); srv["name"] == "everything" && srv["state"] == "running" {
+				pid = int(srv["pid"].(float64))
+			}
+		}
+		if pid == 0 && time.Now().After(deadline) {
+			t.Fatalf("server-everything not running: %v", st)
+		}
+		if pid == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if gone(pid) || gone(stubborn) {
+		t.Fatal("the servers are not running before the kill")
+	}
+	kill9(t, d)
+	deadline = time.Now().Add(30 * time.Second)
+	for !gone(pid) || !gone(stubborn) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after kill -9 of the daemon: everything (pid %d) gone %v, stubborn (pid %d) gone %v", pid, gone(pid), stubborn, gone(stubborn))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestZeroclawMCPListsServersAndTools(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
+	}
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
+	}
+	h := home(t)
+	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
+	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 50\n\n"+
+		"[mcp.servers.off]\ncommand = \"node\"\nenabled = false\n", everything)
+	os.WriteFile(filepath.Join(h, ".zeroclaw", "config.toml"), []byte(conf), 0o600)
+	startDaemon(t, h, nil)
+
+	out, stderr, err := run(t, command(h, "mcp"))
+	if err != nil || !regexp.MustCompile(`everything\s+stdio\s+stopped\s+0`).MatchString(out) || strings.Contains(out, "off") {
+		t.Fatalf("zeroclaw mcp before use: %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, command(h, "mcp", "tools", "--agent", "default"))
+	if err != nil || !regexp.MustCompile(`everything__echo\s+mcp:everything\s+read-only\s+Echoes back`).MatchString(out) ||
+		!regexp.MustCompile(`shell\s+builtin\s+changes`).MatchString(out) {
+		t.Fatalf("zeroclaw mcp tools: %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, command(h, "mcp"))
+	if err != nil || !regexp.MustCompile(`everything\s+stdio\s+running\s+\d+\s+pid \d+`).MatchString(out) {
+		t.Fatalf("zeroclaw mcp after tools: %v\n%s%s", err, out, stderr)
+	}
+	// config set adds a server to the running daemon; a bad one is refused.
+	if out, stderr, err := run(t, command(h, "config", "set", "mcp.servers.extra.url", `"http://127.0.0.1:9/mcp"`)); err != nil {
+		t.Fatalf("config set: %v\n%s%s", err, out, stderr)
+	}
+	if out, stderr, err := run(t, command(h, "config", "set", "mcp.servers.extra.command", `"node"`)); err == nil || !strings.Contains(out+stderr, "both command and url") {
+		t.Fatalf("config set of both command and url: %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, command(h, "mcp"))
+	if err != nil || !regexp.MustCompile(`extra\s+http\s+stopped`).MatchString(out) || !strings.Contains(out, "everything") {
+		t.Fatalf("zeroclaw mcp after config set: %v\n%s%s", err, out, stderr)
+	}
+}

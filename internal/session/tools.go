@@ -1,0 +1,74 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
+)
+
+// MCPTools are the tools of MCP servers (internal/mcp's Manager).
+type MCPTools interface {
+	// Tools starts the named servers that never ran, waits for them (each up to
+	// its startup timeout), and returns their tools by name.
+	Tools(ctx context.Context, servers []string) map[string]tool.Tool
+	// Current returns their tools now, starting nothing.
+	Current(servers []string) map[string]tool.Tool
+	// Fallback returns a tool for a call of name that belongs to one of the
+	// servers by its prefix but is not listed (yet), or nil.
+	Fallback(servers []string, name string) tool.Tool
+}
+
+// turnTools returns what a turn's agent loop asks for its tools before each model
+// call (the agent's built-in tools and those of its MCP servers, which the first
+// call starts) and for a name that is not among them. Both nil when the agent has
+// no MCP server.
+func (s *Session) turnTools(ctx context.Context) (func() map[string]tool.Tool, func(string) tool.Tool) {
+	m, servers := s.mgr.opts.MCP, s.Agent.MCPServers
+	if m == nil || len(servers) == 0 {
+		m, servers = nil, nil
+	} else {
+		m.Tools(ctx, servers)
+	}
+	set := func() map[string]tool.Tool {
+		all := maps.Clone(s.Agent.Tools)
+		if m != nil {
+			for name, t := range m.Current(servers) {
+				if _, builtin := all[name]; !builtin {
+					all[name] = t
+				}
+			}
+		}
+		for name, t := range s.ClientTools() {
+			if _, taken := all[name]; !taken {
+				all[name] = t
+			}
+		}
+		return all
+	}
+	if m == nil {
+		return set, nil
+	}
+	return set, func(name string) tool.Tool { return m.Fallback(servers, name) }
+}
+
+// ToolsOf returns the tools a session of agent would have now: its built-in tools
+// and those of its MCP servers (started if they never ran).
+func (m *Manager) ToolsOf(ctx context.Context, a *Agent) (builtin, mcp map[string]tool.Tool) {
+	builtin = a.Tools
+	if m.opts.MCP == nil || len(a.MCPServers) == 0 {
+		return builtin, nil
+	}
+	return builtin, m.opts.MCP.Tools(ctx, a.MCPServers)
+}
+
+// AgentOf returns the current view of agent alias, or an invalid-params error
+// (unknown_agent).
+func (m *Manager) AgentOf(alias string) (*Agent, error) {
+	a, ok := m.catalog.Load().Agent(alias)
+	if !ok {
+		return nil, errParam("agentAlias", "unknown_agent", fmt.Sprintf("unknown agent %q", alias))
+	}
+	return a, nil
+}
