@@ -39,7 +39,11 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "":
 	case "block": // a shell tool that runs until its turn is cancelled
-		select {}
+		// Asleep on a timer, not in an empty select: with no other goroutine the
+		// runtime would call an empty select a deadlock and exit at once.
+		for {
+			time.Sleep(time.Hour)
+		}
 	case "console":
 		os.Exit(consoleHelper())
 	default:
