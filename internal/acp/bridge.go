@@ -52,6 +52,7 @@ type Bridge struct {
 	opts   Options
 	log    *slog.Logger
 	editor *jsonrpc.Conn
+	input  *stdio          // the editor's side of editor, for catchUp
 	ctx    context.Context // ends when the editor is gone
 	stop   context.CancelFunc
 
@@ -120,6 +121,7 @@ func (b *Bridge) Serve(in io.Reader, out io.Writer) error {
 	b.ctx, b.stop = context.WithCancel(context.Background())
 	defer b.stop()
 	rw := &stdio{in: in, out: out, eof: b.editorGone}
+	b.input = rw
 	f := jsonrpc.NewNDJSON(rw)
 	f.MaxLine, f.LineTimeout, f.WriteTimeout = MaxLine, 0, 0
 	b.editor = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{

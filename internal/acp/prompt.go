@@ -101,6 +101,7 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	// The turn's questions are over: each one still open in the editor is withdrawn
 	// before the prompt answers.
 	s.asking.Wait()
+	b.catchUp()
 	b.mu.Lock()
 	if s.turn == r {
 		s.turn = nil
@@ -205,6 +206,23 @@ func (b *Bridge) content(ctx context.Context, d *client.Client, sid string, bloc
 		}
 	}
 	return strings.Join(parts, "\n"), files, nil
+}
+
+// catchUp waits, at most a second, until every frame the editor has sent so far is
+// served: a session/cancel already sent when the turn ended (it was queued behind
+// the prompt, and the turn's end won the race on a busy machine) then makes the
+// answer "cancelled", as SPEC §17 says, rather than racing the reader.
+func (b *Bridge) catchUp() {
+	if b.input == nil {
+		return
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-b.input.caughtUp():
+	case <-t.C:
+	case <-b.ctx.Done():
+	}
 }
 
 // cancelTurn cancels the editor's prompt r. Its daemon turn is cancelled once it has

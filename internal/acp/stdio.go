@@ -42,15 +42,49 @@ type stdio struct {
 	out  io.Writer
 	eof  func()
 	once sync.Once
+
+	mu sync.Mutex
+	// waiting is closed while the reader waits in Read for the editor's next bytes:
+	// then every frame the editor sent before is served (the reader frames what it
+	// holds before it reads again, and serves notifications inline). Nil until
+	// asked for by caughtUp.
+	waiting chan struct{}
+	reading bool
 }
 
 func (s *stdio) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	s.reading = true
+	if s.waiting != nil {
+		close(s.waiting)
+		s.waiting = nil
+	}
+	s.mu.Unlock()
 	n, err := s.in.Read(p)
+	s.mu.Lock()
+	s.reading = false
+	s.mu.Unlock()
 	if err != nil {
 		s.once.Do(s.eof)
 	}
 	return n, err
 }
+
+// caughtUp returns a channel that is closed once the reader has served every frame
+// it received so far and waits for more (at once when it waits already).
+func (s *stdio) caughtUp() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reading {
+		return closedChan
+	}
+	if s.waiting == nil {
+		s.waiting = make(chan struct{})
+	}
+	return s.waiting
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (s *stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
 
