@@ -19,17 +19,23 @@ type bufferPool struct {
 	pool sync.Pool
 }
 
-// get returns an empty buffer; with full, one of at least streamChunk bytes.
+// get returns an empty buffer; with full, one of at least streamChunk bytes. The
+// kept full-sized ones go only to a backlog (full): a connection that writes a
+// few frames at a time, such as one fed a window of paced notifications (at most
+// PacedWindow bytes), takes a pooled buffer that grows to what it holds, and so
+// 100 connections streaming one turn do not each hold a buffer of streamChunk.
 func (p *bufferPool) get(full bool) *[]byte {
-	p.mu.Lock()
-	if n := len(p.kept); n > 0 {
-		b := p.kept[n-1]
-		p.kept[n-1] = nil
-		p.kept = p.kept[:n-1]
+	if full {
+		p.mu.Lock()
+		if n := len(p.kept); n > 0 {
+			b := p.kept[n-1]
+			p.kept[n-1] = nil
+			p.kept = p.kept[:n-1]
+			p.mu.Unlock()
+			return b
+		}
 		p.mu.Unlock()
-		return b
 	}
-	p.mu.Unlock()
 	b, _ := p.pool.Get().(*[]byte)
 	if b == nil {
 		b = new([]byte)

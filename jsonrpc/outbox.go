@@ -50,7 +50,7 @@ type outbox struct {
 	// doubling (each doubling a copy and an allocation of the whole backlog).
 	queue, spare        [][]byte
 	framer              StreamFramer // nil when the framer is not one
-	stream, spareStream []*[]byte
+	stream, spareStream []segment
 	queued              int // frames not yet taken by the writer
 	// Totals of what is queued or being written, and the part of them still queued.
 	notes, noteBytes, answerBytes    int
@@ -226,15 +226,37 @@ func (o *outbox) appendStream(msg []byte) {
 // growing it would make it streamChunk bytes or more.
 func (o *outbox) streamBuffer(n int) *[]byte {
 	k := len(o.stream)
-	if k == 0 {
-		o.stream = append(o.stream, streamBuffers.get(false))
-		k = 1
-	} else if b := *o.stream[k-1]; len(b) > 0 && len(b)+n > cap(b) && len(b)+n-1 >= streamChunk {
+	if k == 0 || o.stream[k-1].own == nil {
+		o.stream = append(o.stream, segment{own: streamBuffers.get(false)})
+		k++
+	} else if b := *o.stream[k-1].own; len(b) > 0 && len(b)+n > cap(b) && len(b)+n-1 >= streamChunk {
 		// A backlog: this buffer, and likely the next, fill to streamChunk.
-		o.stream = append(o.stream, streamBuffers.get(true))
+		o.stream = append(o.stream, segment{own: streamBuffers.get(true)})
 		k++
 	}
-	return o.stream[k-1]
+	return o.stream[k-1].own
+}
+
+// segment is a piece of the stream: a buffer of the outbox's own (from
+// streamBuffers), or frames it borrowed (ref: NotifyPacedFrames), written from
+// the sender's memory.
+type segment struct {
+	own *[]byte
+	ref []byte
+}
+
+// appendRefLocked queues frame, borrowed, to the stream; mu is held. A frame that
+// starts where the last borrowed one ends, in the same array, extends it, so that
+// frames laid out one after the other (the session's tail) are one write.
+func (o *outbox) appendRefLocked(frame []byte) {
+	if k := len(o.stream); k > 0 && o.stream[k-1].ref != nil {
+		last := o.stream[k-1].ref
+		if n := len(last); len(frame) > 0 && n+len(frame) <= cap(last) && &last[:n+1][n] == &frame[0] {
+			o.stream[k-1].ref = last[:n+len(frame)]
+			return
+		}
+	}
+	o.stream = append(o.stream, segment{ref: frame})
 }
 
 // start starts the writer when frames wait and none runs.
@@ -299,12 +321,18 @@ func (o *outbox) run(once bool) {
 
 		var err error
 		if len(stream) > 0 {
-			for i, b := range stream {
-				if err == nil {
-					err = o.framer.WriteStream(*b)
+			for i, sg := range stream {
+				if sg.own == nil {
+					if err == nil {
+						err = o.framer.WriteStream(sg.ref)
+					}
+				} else {
+					if err == nil {
+						err = o.framer.WriteStream(*sg.own)
+					}
+					streamBuffers.put(sg.own)
 				}
-				streamBuffers.put(b)
-				stream[i] = nil
+				stream[i] = segment{}
 			}
 		} else {
 			err = o.c.writeFrames(batch)

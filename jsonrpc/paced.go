@@ -65,6 +65,49 @@ func (c *Conn) NotifyPacedBatch(method string, params []jsontext.Value) (int, er
 	return taken, nil
 }
 
+// NotifyPacedFrames is NotifyPacedBatch of notifications the caller framed
+// already, as NDJSON frames (the notification's JSON and its newline): it queues
+// as many of them, in order, as the window takes, and returns how many. The
+// frames are borrowed, not copied: they are written from the caller's memory,
+// which must not change until the connection has written them or closed (the
+// session's tail, whose blocks are never written again, so costs no copy per
+// connection: SPEC §24). Frames laid out one after the other in one array leave
+// in one write. It fails with ErrNotNDJSON over any other framer (FramesNDJSON).
+func (c *Conn) NotifyPacedFrames(frames [][]byte) (int, error) {
+	if !c.FramesNDJSON() {
+		return 0, ErrNotNDJSON
+	}
+	o := &c.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	taken := 0
+	for _, f := range frames {
+		if err := o.admitLocked(len(f), framePaced); err != nil {
+			if errors.Is(err, errNoPacedRoom) {
+				break
+			}
+			return taken, err // closed: nothing was taken under this lock
+		}
+		o.appendRefLocked(f)
+		o.queued++
+		taken++
+	}
+	if taken > 0 {
+		o.startLocked()
+	}
+	return taken, nil
+}
+
+// ErrNotNDJSON: NotifyPacedFrames over a connection whose framer is not NDJSON.
+var ErrNotNDJSON = errors.New("jsonrpc: the connection does not frame NDJSON")
+
+// FramesNDJSON reports whether the connection's framer is NDJSON, whose frames
+// NotifyPacedFrames takes.
+func (c *Conn) FramesNDJSON() bool {
+	_, ok := c.out.framer.(*NDJSON)
+	return ok
+}
+
 // PacedRoom returns a channel that is closed once at most half of PacedWindow of
 // paced notifications waits (at once when that is so already), or the connection
 // closes.

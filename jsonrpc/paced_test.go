@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json/jsontext"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -108,5 +109,59 @@ func TestAPacedBatchTakesWhatTheWindowHolds(t *testing.T) {
 		if !strings.Contains(line, fmt.Sprintf(`{"n":%d,`, i)) {
 			t.Fatalf("frame %d is %.40s", i, line)
 		}
+	}
+}
+
+// NotifyPacedFrames writes borrowed NDJSON frames in their order among the other
+// frames (frames laid out one after the other, merged into one write, included),
+// takes at most a window of them, and refuses a framer that is not NDJSON.
+func TestPacedFramesAreWrittenFromTheCallersMemoryInOrder(t *testing.T) {
+	c, peer, r := pair(t, HandlerFunc(nil), Options{})
+	var block []byte
+	var frames [][]byte
+	for i := range 5 { // one array, as the session's tail lays them out
+		start := len(block)
+		block = fmt.Appendf(block, `{"jsonrpc":"2.0","method":"session/update","params":{"n":%d}}`+"\n", i)
+		frames = append(frames, block[start:len(block)])
+	}
+	if cap(block) == len(block) {
+		block = append(block, 0)[:len(block)] // room after the last: a merge must stop at it
+	}
+	alone := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"n":5}}` + "\n")
+	if n, err := c.NotifyPacedFrames(frames[:3]); n != 3 || err != nil {
+		t.Fatalf("NotifyPacedFrames = %d, %v", n, err)
+	}
+	if err := c.Notify("other", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.NotifyPacedFrames(append(frames[3:], alone)); n != 3 || err != nil {
+		t.Fatalf("NotifyPacedFrames = %d, %v", n, err)
+	}
+	want := []string{"0", "1", "2", "other", "3", "4", "5"}
+	for _, w := range want {
+		m := readMsg(t, peer, r)
+		if w == "other" {
+			if m["method"] != "other" {
+				t.Fatalf("got %v, want the notification queued between the frames", m)
+			}
+			continue
+		}
+		if p, _ := m["params"].(map[string]any); fmt.Sprint(p["n"]) != w {
+			t.Fatalf("got %v, want frame %s", m, w)
+		}
+	}
+
+	big := make([][]byte, 0, 2*PacedWindow/len(alone))
+	for range cap(big) {
+		big = append(big, alone)
+	}
+	n, err := c.NotifyPacedFrames(big)
+	if err != nil || n == 0 || n >= len(big) || n*len(alone) > PacedWindow {
+		t.Fatalf("NotifyPacedFrames of %d frames of %d bytes took %d (%v), want at most a window of %d bytes", len(big), len(alone), n, err, PacedWindow)
+	}
+
+	g, _ := runGated(t, HandlerFunc(nil), Options{})
+	if n, err := g.NotifyPacedFrames(frames); n != 0 || !errors.Is(err, ErrNotNDJSON) {
+		t.Fatalf("NotifyPacedFrames over another framer = %d, %v, want ErrNotNDJSON", n, err)
 	}
 }

@@ -63,7 +63,17 @@ type options struct {
 	WatchPromptLines int   `json:"watch_prompt_lines"`
 	// EchoInProcess serves the echo baseline from this process instead of a child.
 	EchoInProcess bool `json:"echo_in_process"`
+	// Only names the parts to run (of scenarioNames); empty runs them all.
+	Only []string `json:"only,omitempty"`
 }
+
+// scenarioNames are the parts of a run --only may name: the start and the
+// status, pipelined and idle-connection figures against the echo server; the
+// sessions, their stream and uploads; history; watchers.
+var scenarioNames = []string{"status", "sessions", "history", "watchers"}
+
+// runs tells whether the run includes the part name.
+func (o options) runs(name string) bool { return len(o.Only) == 0 || slices.Contains(o.Only, name) }
 
 func defaultOptions() options {
 	return options{
@@ -114,6 +124,16 @@ func main() {
 				return fmt.Errorf("watcher count %q: want 1 to 2000", f)
 			}
 			o.Watchers = append(o.Watchers, n)
+		}
+		return nil
+	})
+	flag.Func("only", "comma-separated parts to run, of "+strings.Join(scenarioNames, ",")+" (default all); targets of the others read 0", func(v string) error {
+		o.Only = nil
+		for _, f := range strings.Split(v, ",") {
+			if !slices.Contains(scenarioNames, f) {
+				return fmt.Errorf("unknown part %q (want %s)", f, strings.Join(scenarioNames, ","))
+			}
+			o.Only = append(o.Only, f)
 		}
 		return nil
 	})
@@ -242,147 +262,31 @@ func run(o options, log io.Writer) (*report, error) {
 	r.Options.Zeroclaw = o.Zeroclaw
 	maxConns := max(4096, o.IdleConns+o.Conns+64)
 
-	fmt.Fprintf(log, "timing %d daemon starts …\n", o.Starts)
-	if err := measureStartup(o, maxConns, &r.Startup); err != nil {
-		return nil, err
-	}
-
-	fmt.Fprintln(log, "starting the daemon under test …")
-	d, err := startDaemon(o.Zeroclaw, maxConns)
-	if err != nil {
-		return nil, err
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			d.kill()
+	if o.runs("status") {
+		if err := measureAgainstEcho(o, maxConns, r, log); err != nil {
+			return nil, err
 		}
-	}()
-
-	// Idle connections first, while the daemon's heap is fresh: memory the later
-	// load freed would otherwise be reused and hide the connections' cost.
-	fmt.Fprintf(log, "opening %d idle connections …\n", o.IdleConns)
-	if err := measureIdle(d, o, &r.Idle); err != nil {
-		return nil, err
 	}
-
-	if err := compareWithEcho(d, o, r, log); err != nil {
-		return nil, err
+	if o.runs("sessions") {
+		if err := measureSessions(o, maxConns, r, log); err != nil {
+			return nil, err
+		}
 	}
-	stopped = true
-	if err := d.stop(); err != nil {
-		return nil, err
+	if o.runs("history") {
+		fmt.Fprintf(log, "history: %d turns of one session …\n", o.HistoryTurns)
+		if err := measureHistory(o.Zeroclaw, maxConns, o, &r.History); err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
 	}
-	if err := measureSessions(o, maxConns, r, log); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "history: %d turns of one session …\n", o.HistoryTurns)
-	if err := measureHistory(o.Zeroclaw, maxConns, o, &r.History); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	fmt.Fprintf(log, "watchers: %v clients on one session's %d-line turn …\n", o.Watchers, o.WatchPromptLines)
-	if err := measureWatchers(o.Zeroclaw, maxConns, o, &r.Watchers); err != nil {
-		return nil, fmt.Errorf("watchers: %w", err)
+	if o.runs("watchers") {
+		fmt.Fprintf(log, "watchers: %v clients on one session's %d-line turn …\n", o.Watchers, o.WatchPromptLines)
+		if err := measureWatchers(o.Zeroclaw, maxConns, o, &r.Watchers); err != nil {
+			return nil, fmt.Errorf("watchers: %w", err)
+		}
 	}
 	r.DaemonExitedCleanly = true
 	r.Targets = r.judge()
 	return r, nil
-}
-
-// compareWithEcho starts the echo baseline and measures the status round trip and
-// the pipelined throughput of the daemon and of the echo server, alternating them.
-func compareWithEcho(d *daemon, o options, r *report, log io.Writer) error {
-	statusResult, initResult, err := sampleResults(d.socket)
-	if err != nil {
-		return err
-	}
-	echo, err := startBaseline(o.EchoInProcess, &answers{Results: map[string][]byte{"status": statusResult, "initialize": initResult}})
-	if err != nil {
-		return err
-	}
-	echoStopped := false
-	defer func() {
-		if !echoStopped {
-			echo.stop()
-		}
-	}()
-	r.Baseline = "echo server in a child process"
-	if o.EchoInProcess {
-		r.Baseline = "echo server in the client's process"
-	}
-	r.Latency.ResponseBytes = len(resultPrefix) + len(statusResult) + len(`,"id":1}`) + 1
-
-	fmt.Fprintf(log, "status latency: %d sequential calls per server …\n", o.Calls)
-	lat, p50s, err := measureLatency([]string{d.socket, echo.addr}, o.Warmup, o.Calls, o.Rounds)
-	if err != nil {
-		return err
-	}
-	r.Latency.Calls = o.Calls
-	r.Latency.Daemon, r.Latency.Echo = summarize(lat[0]), summarize(lat[1])
-	var latRatios []float64
-	for i := range p50s[0] {
-		latRatios = append(latRatios, ratio(us(p50s[1][i]), us(p50s[0][i])))
-	}
-	r.Latency.RatioP50 = median(latRatios)
-
-	// Like the latency, the pipelined runs alternate between the servers, in rounds
-	// of at least half a second each.
-	rounds := max(1, min(o.Rounds, int(o.Duration/(500*time.Millisecond))))
-	fmt.Fprintf(log, "pipelined throughput: %d connections × %d in flight, %s per server in %d rounds …\n",
-		o.Conns, o.Depth, o.Duration, rounds)
-	r.Throughput.Conns, r.Throughput.Depth, r.Throughput.Seconds = o.Conns, o.Depth, o.Duration.Seconds()
-	var td, te throughput
-	var ratios []float64
-	for range rounds {
-		t, err := measureThroughput(d.socket, d.cmd.Process.Pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds))
-		if err != nil {
-			return fmt.Errorf("daemon: %w", err)
-		}
-		td = td.add(t)
-		u, err := measureThroughput(echo.addr, echo.pid, o.Conns, o.Depth, o.Duration/time.Duration(rounds))
-		if err != nil {
-			return fmt.Errorf("echo: %w", err)
-		}
-		te = te.add(u)
-		ratios = append(ratios, ratio(t.perSecond(), u.perSecond()))
-	}
-	r.Throughput.Daemon, r.Throughput.Echo = td.perSecond(), te.perSecond()
-	r.Throughput.DaemonCPUus, r.Throughput.EchoCPUus = td.cpuPerRequest(), te.cpuPerRequest()
-	r.Throughput.Ratio = median(ratios)
-
-	echoStopped = true
-	return echo.stop()
-}
-
-// baseline is the running echo server.
-type baseline struct {
-	addr string
-	pid  int // of its process; 0 when it runs in this one
-	stop func() error
-}
-
-// startBaseline starts the echo server, in a child process or in this one.
-func startBaseline(inProcess bool, a *answers) (baseline, error) {
-	if !inProcess {
-		p, err := startEchoProcess(a)
-		if err != nil {
-			return baseline{}, err
-		}
-		return baseline{addr: p.socket, pid: p.cmd.Process.Pid, stop: p.stop}, nil
-	}
-	dir, err := os.MkdirTemp("/tmp", "zcb")
-	if err != nil {
-		return baseline{}, err
-	}
-	e, err := startEcho(filepath.Join(dir, "echo.sock"), a)
-	if err != nil {
-		os.RemoveAll(dir)
-		return baseline{}, err
-	}
-	return baseline{addr: e.ln.Addr().String(), stop: func() error {
-		e.close()
-		return os.RemoveAll(dir)
-	}}, nil
 }
 
 // measureStartup starts and stops o.Starts daemons, each in a fresh config dir.

@@ -1,8 +1,11 @@
 package rpc
 
 import (
+	"encoding/json/jsontext"
 	"fmt"
 	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
@@ -79,6 +82,22 @@ func TestAPromptsAnswerComesBeforeTheNextTurnsUpdates(t *testing.T) {
 			if u["turnId"] == r2["turnId"] && u["_n"].(float64) < r1["_n"].(float64) {
 				t.Fatalf("round %d: update %v of the later turn arrived before the earlier prompt's answer (#%v)", round, u, r1["_n"])
 			}
+		}
+	}
+}
+
+// The session frames the updates of its tail itself (session.FrameUpdate), so that
+// every connection writes them from the tail without a copy: the frame must be
+// exactly the one jsonrpc writes for the notification, newline included.
+func TestTheSessionFramesUpdatesAsJSONRPCDoes(t *testing.T) {
+	for _, payload := range []string{`{"sessionId":"s","seq":1,"type":"agent_message_chunk","text":"a\"b\n"}`, `{}`} {
+		want, err := jsonrpc.AppendRequest(nil, nil, "session/update", jsontext.Value(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		if got := session.FrameUpdate(nil, []byte(payload)); string(got) != string(want) {
+			t.Fatalf("session frames %q, jsonrpc %q", got, want)
 		}
 	}
 }

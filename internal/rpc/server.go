@@ -396,7 +396,10 @@ func (c *connState) caller() session.Caller {
 // Deliver queues session/update notifications while the connection's window for
 // them has room (session.Subscriber): the session's cursor paces the stream to the
 // client's reading (SPEC §24).
-func (c *connState) Deliver(updates []jsontext.Value) (int, error) {
+func (c *connState) Deliver(updates []jsontext.Value, frames [][]byte) (int, error) {
+	if frames != nil && c.conn.FramesNDJSON() {
+		return c.conn.NotifyPacedFrames(frames) // no copy: written from the tail
+	}
 	return c.conn.NotifyPacedBatch("session/update", updates)
 }
 

@@ -109,3 +109,63 @@ func lastCheckpoint(t *testing.T, st *store.Store) int64 {
 	}
 	return last
 }
+
+// A session over its max_context_messages is trimmed to the low water mark (the
+// limit less an eighth), so that it trims once every few turns: with a limit of 16
+// and two messages a turn, every other turn. The model is never sent more than the
+// limit of retained messages before the prompt, each trim is announced with what it
+// dropped and kept, and a restored session continues from exactly what was kept.
+func TestTrimmingKeepsToTheLowWaterMarkAndTrimsEveryFewTurns(t *testing.T) {
+	fake := fakeopenai.New(t, fakeopenai.Answer{Text: []string{"ok"}})
+	conf := agentsConfig()
+	conf.Providers["fake"] = config.Provider{Kind: "openai", BaseURL: fake.URL(), Model: "m"}
+	conf.Agents["fake"] = config.Agent{Provider: "fake", Autonomy: config.Full, MaxContextMessages: 16}
+	st, err := store.Open(t.TempDir()+"/sessions.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := startServerWith(t, Config{}, conf, session.Options{Store: st})
+	p := h.peer(t, "")
+	const sid = "long-2"
+	p.newSession(fmt.Sprintf(`{"agentAlias":"fake","sessionId":%q}`, sid))
+	retained, trims := 0, 0 // the context the daemon should hold before each turn
+	for n := 1; n <= 14; n++ {
+		text := fmt.Sprint("p", n)
+		p.must("session/prompt", prompt(sid, text))
+		sent := fakeopenai.Messages(fake.Request(t, n-1))
+		if len(sent) != retained+1 || fmt.Sprint(sent[len(sent)-1]["content"]) != text {
+			t.Fatalf("turn %d: the model was sent %d messages (last %v), want %d ending with the prompt", n, len(sent), sent[len(sent)-1], retained+1)
+		}
+		if len(sent)-1 > 16 {
+			t.Fatalf("turn %d: %d retained messages sent, over the limit of 16", n, len(sent)-1)
+		}
+		if fmt.Sprint(sent[0]["role"]) != "user" {
+			t.Fatalf("turn %d: the retained context starts with %v, not a user message", n, sent[0])
+		}
+		retained += 2
+		var trimmed map[string]any
+		for _, u := range p.drain() {
+			if u["type"] == "history_trimmed" {
+				trimmed = u
+			}
+		}
+		if retained > 16 { // 18: down to 14, the newest from a user message
+			if trimmed == nil || trimmed["droppedMessages"] != float64(retained-14) || trimmed["keptMessages"] != float64(14) {
+				t.Fatalf("turn %d: history_trimmed %v, want %d dropped and 14 kept", n, trimmed, retained-14)
+			}
+			retained, trims = 14, trims+1
+		} else if trimmed != nil {
+			t.Fatalf("turn %d: history_trimmed %v with %d retained, want none", n, trimmed, retained)
+		}
+		if n%5 == 0 {
+			p.must("session/close", fmt.Sprintf(`{"sessionId":%q}`, sid))
+			if r := p.must("session/new", fmt.Sprintf(`{"agentAlias":"fake","sessionId":%q}`, sid)); r["resumed"] != true {
+				t.Fatalf("restore = %v", r)
+			}
+		}
+	}
+	if trims != 3 { // after turns 9, 11 and 13
+		t.Fatalf("%d trims in 14 turns, want 3", trims)
+	}
+}

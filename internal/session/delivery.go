@@ -26,7 +26,7 @@ const LagAfter = 30 * time.Second
 // deliverBatch bounds the entries a cursor takes from the tail at a time, and
 // storePage those it reads from the store at a time.
 const (
-	deliverBatch = 256
+	deliverBatch = 64
 	storePage    = 1024
 )
 
@@ -86,6 +86,7 @@ func (s *Session) removeLocked(a *attachment) {
 func (s *Session) deliver(a *attachment) {
 	var buf []tailEntry
 	var payloads []jsontext.Value
+	var frames [][]byte
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -131,12 +132,22 @@ func (s *Session) deliver(a *attachment) {
 				continue
 			}
 		}
-		payloads = payloads[:0]
+		payloads, frames = payloads[:0], frames[:0]
 		for _, e := range buf {
 			payloads = append(payloads, e.payload)
+			if e.frame != nil {
+				frames = append(frames, e.frame)
+			}
+		}
+		if len(frames) != len(payloads) { // read from the store: not framed
+			frames = frames[:0]
 		}
 		for done := 0; done < len(buf); {
-			n, took, closed := s.push(a, payloads[done:], &timer)
+			var fr [][]byte
+			if len(frames) > 0 {
+				fr = frames[done:]
+			}
+			n, took, closed := s.push(a, payloads[done:], fr, &timer)
 			if closed {
 				s.mu.Lock()
 				s.removeLocked(a)
@@ -163,16 +174,18 @@ func (s *Session) deliver(a *attachment) {
 			}
 		}
 		clear(payloads)
+		clear(frames)
 		clear(buf)
 	}
 }
 
-// push hands a's connection as many of payloads as it takes, at least one,
+// push hands a's connection as many of payloads (and their frames, when framed)
+// as it takes, at least one,
 // waiting while it takes none. took is false when it took nothing for LagAfter;
 // closed when the connection is gone.
-func (s *Session) push(a *attachment, payloads []jsontext.Value, timer **time.Timer) (n int, took, closed bool) {
+func (s *Session) push(a *attachment, payloads []jsontext.Value, frames [][]byte, timer **time.Timer) (n int, took, closed bool) {
 	for {
-		n, err := a.sub.Deliver(payloads)
+		n, err := a.sub.Deliver(payloads, frames)
 		if err != nil {
 			return 0, false, true
 		}

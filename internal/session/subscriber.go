@@ -17,9 +17,12 @@ import (
 type Subscriber interface {
 	// Deliver queues encoded session/update notifications, in order, as many as
 	// the connection has room for, and returns how many; with 0 the caller waits on
-	// Room. It fails once the connection is gone. updates are the caller's again
-	// once Deliver returns.
-	Deliver(updates []jsontext.Value) (int, error)
+	// Room. It fails once the connection is gone. updates are their params; frames,
+	// when not nil, are the same notifications framed as NDJSON (FrameUpdate), one
+	// per update, which the connection may write from the caller's memory, never
+	// changed (the tail's), instead of copying them. The slices themselves are the
+	// caller's again once Deliver returns.
+	Deliver(updates []jsontext.Value, frames [][]byte) (int, error)
 	// Room returns a channel closed once Deliver may have room again, or the
 	// connection closed.
 	Room() <-chan struct{}

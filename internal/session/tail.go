@@ -22,6 +22,23 @@ type tail struct {
 type tailEntry struct {
 	seq     uint64
 	payload []byte
+	// frame is the update's whole NDJSON frame (FrameUpdate), in which payload
+	// lies; nil for an entry read from the store. Its capacity runs to the end of
+	// its block, so that frames one after the other may be written as one.
+	frame []byte
+}
+
+// The NDJSON frame of a session/update notification around its params, as
+// jsonrpc frames a notification (TestTheSessionFramesUpdatesAsJSONRPCDoes).
+const (
+	updateFramePrefix = `{"jsonrpc":"2.0","method":"session/update","params":`
+	updateFrameSuffix = "}\n"
+)
+
+// FrameUpdate appends to dst the NDJSON frame of the session/update notification
+// whose params are payload.
+func FrameUpdate(dst, payload []byte) []byte {
+	return append(append(append(dst, updateFramePrefix...), payload...), updateFrameSuffix...)
 }
 
 // Sizes of the tail: the bytes it may hold beyond what cursors still need (well
@@ -35,25 +52,27 @@ const (
 	tailOwnAlloc   = 8 << 10
 )
 
-// add keeps a copy of payload as the update seq.
+// add keeps a copy of payload, framed (FrameUpdate), as the update seq.
 func (t *tail) add(seq uint64, payload []byte) {
-	var p []byte
-	if len(payload) > tailOwnAlloc {
-		p = append([]byte(nil), payload...)
+	var f []byte
+	if n := len(updateFramePrefix) + len(payload) + len(updateFrameSuffix); n > tailOwnAlloc {
+		f = FrameUpdate(make([]byte, 0, n), payload)
 	} else {
-		if cap(t.block)-len(t.block) < len(payload) {
+		if cap(t.block)-len(t.block) < n {
 			t.block = make([]byte, 0, tailBlock)
 		}
 		start := len(t.block)
-		t.block = append(t.block, payload...)
-		p = t.block[start:len(t.block):len(t.block)]
+		t.block = FrameUpdate(t.block, payload)
+		f = t.block[start:len(t.block)]
 	}
+	end := len(f) - len(updateFrameSuffix)
+	p := f[len(updateFramePrefix):end:end]
 	if t.head > 0 && t.head >= len(t.entries)/2 { // compact: the front is mostly gone
 		n := copy(t.entries, t.entries[t.head:])
 		clear(t.entries[n:])
 		t.entries, t.head = t.entries[:n], 0
 	}
-	t.entries = append(t.entries, tailEntry{seq: seq, payload: p})
+	t.entries = append(t.entries, tailEntry{seq: seq, payload: p, frame: f})
 	t.bytes += len(p)
 }
 

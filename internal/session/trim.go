@@ -9,13 +9,18 @@ import (
 )
 
 // trim keeps the retained model context within the agent's max_context_messages
-// (SPEC §9). Older messages leave it: the new snapshot starts at a user message, so
-// no tool result loses its call. The snapshot and the checkpoint boundary it covers
-// commit in one transaction, and only then is history_trimmed sent; when the write
-// fails nothing is sent and the context stays whole until the next turn tries again.
+// (SPEC §9). Once it exceeds the limit, older messages leave it down to the low
+// water mark (lowWater), so that a session at its limit trims once every few
+// turns, not on every one (a trim is a store write and a history_trimmed update
+// its turn's answer waits for: SPEC §24's flat turn cost). The new snapshot starts
+// at a user message, so no tool result loses its call. The snapshot and the
+// checkpoint boundary it covers commit in one transaction, and only then is
+// history_trimmed sent; when the write fails nothing is sent and the context stays
+// whole until the next turn tries again.
 // The transcript is never touched. When what is kept is all checkpoints, the store
 // keeps those (TrimBefore) instead of a snapshot of them: a session at its limit
-// then costs each turn what the turn added, not its whole context encoded again.
+// then costs a trim what the turns since the last one added, not its whole
+// context encoded again.
 func (s *Session) trim(t *runningTurn) {
 	s.mu.Lock()
 	ctxMsgs, ids, boundary, limit := s.context, s.contextIDs, s.checkpoint, s.Agent.MaxContextMessages
@@ -23,12 +28,9 @@ func (s *Session) trim(t *runningTurn) {
 	if len(ctxMsgs) <= limit {
 		return
 	}
-	cut := -1
-	for i := len(ctxMsgs) - limit; i < len(ctxMsgs); i++ {
-		if ctxMsgs[i].Role == provider.RoleUser {
-			cut = i
-			break
-		}
+	cut := firstPrompt(ctxMsgs, len(ctxMsgs)-lowWater(limit))
+	if cut < 0 { // no prompt in the newest lowWater: keep the most within the limit
+		cut = firstPrompt(ctxMsgs, len(ctxMsgs)-limit)
 	}
 	if cut < 0 { // one turn alone is longer than the limit: keep from its prompt
 		for i := len(ctxMsgs) - 1; i >= 0; i-- {
@@ -81,4 +83,20 @@ func (s *Session) trimStore(t *runningTurn, ids []int64, cut int, snapshot []pro
 		return nil, err
 	}
 	return make([]int64, len(snapshot)), nil
+}
+
+// lowWater is how many messages a trim keeps at most: max_context_messages less an
+// eighth of it (200: 175), so that an echo session at its limit, two messages a
+// turn, trims once in 13 turns. A limit under 8 keeps its whole limit (no slack).
+func lowWater(limit int) int { return limit - limit/8 }
+
+// firstPrompt is the index of the first user message of msgs at from or after it
+// (from below 0 counts as 0), or -1.
+func firstPrompt(msgs []provider.Message, from int) int {
+	for i := max(from, 0); i < len(msgs); i++ {
+		if msgs[i].Role == provider.RoleUser {
+			return i
+		}
+	}
+	return -1
 }
