@@ -329,9 +329,13 @@ func (s *Session) nextSeqLocked() (uint64, bool) {
 // deliverLocked makes seq (from nextSeqLocked) the last one used and queues raw
 // for the replay log and, while connections are attached, the tail; both copy it:
 // raw may be reused once it returns. The caller holds pub.
+//
+// The tail takes it first: the replay log may commit it, and cursors deliver up
+// to what is committed, as soon as it is queued; one that found a committed seq
+// missing from the tail would read it from the store, and when the log failed to
+// store it, be lagged for an update it was about to be sent.
 func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	s.seq = seq
-	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
 	s.mu.Lock()
 	if len(s.subs) == 0 {
 		if s.tail.entries != nil {
@@ -344,6 +348,7 @@ func (s *Session) deliverLocked(seq uint64, raw []byte) {
 		}
 	}
 	s.mu.Unlock()
+	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
 }
 
 func (s *Session) capableSubscribers() []Subscriber {
