@@ -40,8 +40,10 @@ type Listener struct {
 	ln   net.Listener
 	http *http.Server
 
-	serving sync.WaitGroup // connections being served
-	done    chan struct{}  // closed when the http server's Serve returns
+	mu      sync.Mutex
+	serving int           // upgraded connections being served
+	idle    chan struct{} // closed when serving drops to 0 while Wait waits
+	done    chan struct{} // closed when the http server's Serve returns
 }
 
 // Listen starts listening on cfg.Addr and serving in the background.
@@ -98,13 +100,21 @@ func (l *Listener) Close() error {
 // Wait waits, at most until ctx ends, until every upgraded connection has been served
 // and its closing handshake is over.
 func (l *Listener) Wait(ctx context.Context) error {
-	waited := make(chan struct{})
-	go func() {
-		l.serving.Wait()
-		close(waited)
-	}()
+	// A count under a mutex, not a WaitGroup: a connection may be upgraded while
+	// Wait runs (its handler was past the accept when Close returned), and a
+	// WaitGroup's Add from zero must not race with its Wait.
+	l.mu.Lock()
+	if l.serving == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	if l.idle == nil {
+		l.idle = make(chan struct{})
+	}
+	idle := l.idle
+	l.mu.Unlock()
 	select {
-	case <-waited:
+	case <-idle:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -127,8 +137,17 @@ func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
 		l.log.Info("WebSocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	l.serving.Add(1)
-	defer l.serving.Done()
+	l.mu.Lock()
+	l.serving++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		if l.serving--; l.serving == 0 && l.idle != nil {
+			close(l.idle)
+			l.idle = nil
+		}
+		l.mu.Unlock()
+	}()
 	f := NewFramer(ws)
 	var keepalive sync.WaitGroup
 	keepalive.Go(func() {
