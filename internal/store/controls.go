@@ -153,16 +153,18 @@ func (s *Store) Fork(ctx context.Context, src string, dst Session, c Controls, c
 			return fmt.Errorf("store: looking up session %s: %w", dst.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions
-			(id, owner, agent, workspace, interaction_surface, created_at, last_activity, message_count, mode, model, title)
-			SELECT ?, ?, ?, ?, ?, ?, ?, message_count, ?, ?, ? FROM sessions WHERE id = ?`,
+			(id, owner, agent, workspace, interaction_surface, created_at, last_activity, message_count, mode, model, title, num)
+			SELECT ?, ?, ?, ?, ?, ?, ?, message_count, ?, ?, ?, `+nextSessionNum+` FROM sessions WHERE id = ?`,
 			dst.ID, dst.Owner, dst.Agent, dst.Workspace, dst.Surface, now, now,
 			nullable(c.Mode), nullable(c.Model), nullable(c.Title), src); err != nil {
 			return fmt.Errorf("store: forking %s: %w", src, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO transcript
-			(session_id, idx, role, text, tool_call_id, name, is_error, interrupted, turn_id)
-			SELECT ?, idx, role, text, tool_call_id, name, is_error, interrupted, turn_id
-			FROM transcript WHERE session_id = ? ORDER BY idx`, dst.ID, src); err != nil {
+			(key, role, text, tool_call_id, name, is_error, interrupted, turn_id)
+			SELECT (d.num << 32) | (t.key & 0xffffffff), t.role, t.text, t.tool_call_id, t.name, t.is_error, t.interrupted, t.turn_id
+			FROM sessions s, sessions d, transcript t
+			WHERE s.id = ?2 AND d.id = ?1 AND t.key >= s.num << 32 AND t.key < (s.num + 1) << 32
+			ORDER BY t.key`, dst.ID, src); err != nil {
 			return fmt.Errorf("store: forking %s: copying the transcript: %w", src, err)
 		}
 		var last sql.NullInt64

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -72,8 +73,26 @@ func migrate(ctx context.Context, db *sql.DB, path string, target int) error {
 	}
 }
 
+// A migration runs with foreign keys off, the way SQLite's documentation rebuilds a
+// table: dropping a parent table with them on would delete its children's rows
+// (ON DELETE CASCADE). Before it commits, every foreign key is checked.
 func migrateOne(ctx context.Context, db *sql.DB, path string, target int) (done bool, err error) {
-	tx, err := db.BeginTx(ctx, nil)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store: migrating %s: %w", path, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		return false, fmt.Errorf("store: migrating %s: %w", path, err)
+	}
+	defer func() {
+		if _, e := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); e != nil && err == nil {
+			// The connection would go on without its constraints: drop it.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+			err = fmt.Errorf("store: migrating %s: turning foreign keys back on: %w", path, e)
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("store: migrating %s: %w", path, err)
 	}
@@ -92,6 +111,9 @@ func migrateOne(ctx context.Context, db *sql.DB, path string, target int) (done 
 	if _, err := tx.ExecContext(ctx, migrations[version]); err != nil {
 		return false, fmt.Errorf("store: migrating %s to schema version %d: %w", path, version+1, err)
 	}
+	if err := foreignKeyCheck(ctx, tx); err != nil {
+		return false, fmt.Errorf("store: migrating %s to schema version %d: %w", path, version+1, err)
+	}
 	// PRAGMA takes no parameters; the value is an int we formatted ourselves.
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(version+1)); err != nil {
 		return false, fmt.Errorf("store: recording schema version %d in %s: %w", version+1, path, err)
@@ -100,4 +122,23 @@ func migrateOne(ctx context.Context, db *sql.DB, path string, target int) (done 
 		return false, fmt.Errorf("store: migrating %s to schema version %d: %w", path, version+1, err)
 	}
 	return version+1 >= target, nil
+}
+
+// foreignKeyCheck fails when a row references a parent row that does not exist.
+func foreignKeyCheck(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return err
+		}
+		return fmt.Errorf("a row of %s (rowid %v) references a missing row of %s", table, rowid.Int64, parent)
+	}
+	return rows.Err()
 }

@@ -31,8 +31,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 7 {
-		t.Fatalf("SchemaVersion() = %d, want 7", SchemaVersion())
+	if SchemaVersion() != 8 {
+		t.Fatalf("SchemaVersion() = %d, want 8", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {
@@ -203,5 +203,87 @@ func TestMigratesTheReplayLogToARowidTable(t *testing.T) {
 	var left int
 	if err := s.w.QueryRowContext(ctx, "SELECT count(*) FROM update_runs").Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d runs left after the session was deleted (%v)", left, err)
+	}
+}
+
+// Version 8 keys the transcript by the session's number and turns by their ids
+// alone: a version 7 database's transcripts read as before, the running turn it
+// left is recovered after its checkpoints (which the rebuild of turns must not
+// have deleted), operations still answer, a fork copies the rows, and a deleted
+// session's rows go with it while the other session's stay.
+func TestMigratesTheTranscriptToKeysBySessionNumber(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	if err := privateFile(path); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	if err := migrate(ctx, db, path, 7); err != nil {
+		t.Fatalf("migrating to v7: %v", err)
+	}
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, agent, workspace, interaction_surface, created_at, last_activity, message_count)
+		 VALUES ('a', 'alice', 'default', '/w', 'rpc', 1000, 2000, 2), ('b', 'alice', 'default', '/w', 'rpc', 1000, 3000, 2)`,
+		`INSERT INTO turns VALUES ('a', 't1', 'complete', 1500), ('a', 't2', 'running', 1600), ('b', 'u1', 'complete', 1500)`,
+		`INSERT INTO transcript (session_id, idx, role, text, turn_id) VALUES
+		 ('a', 0, 'user', 'hi a', 't1'), ('a', 1, 'assistant', 'hello a', 't1'),
+		 ('b', 0, 'user', 'hi b', 'u1'), ('b', 1, 'assistant', 'hello b', 'u1')`,
+		`INSERT INTO checkpoints (session_id, turn_id, message) VALUES
+		 ('a', 't1', '{"role":"user","text":"hi a"}'), ('a', 't1', '{"role":"assistant","text":"hello a"}'),
+		 ('a', 't2', '{"role":"user","text":"again"}'), ('b', 'u1', '{"role":"user","text":"hi b"}')`,
+		`INSERT INTO operations (session_id, operation_id, turn_id, stop_reason, text) VALUES ('b', 'op1', 'u1', 'end_turn', 'hello b')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s := openAt(t, path)
+	text := func(id string) string {
+		t.Helper()
+		rows, total, err := s.Messages(ctx, id, 100, -1)
+		if err != nil {
+			t.Fatalf("Messages(%s): %v", id, err)
+		}
+		var out []string
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%d:%s:%s", r.Index, r.Role, r.Text))
+		}
+		return fmt.Sprintf("%d %s", total, strings.Join(out, " | "))
+	}
+	if got, want := text("b"), "2 0:user:hi b | 1:assistant:hello b"; got != want {
+		t.Errorf("b after migration: %q, want %q", got, want)
+	}
+	if op, err := s.Operation(ctx, "b", "op1"); err != nil || op.Result == nil || op.Result.Text != "hello b" {
+		t.Errorf("operation after migration: %+v, %v", op, err)
+	}
+	if n, err := s.Recover(ctx, "a"); err != nil || n != 1 {
+		t.Fatalf("Recover(a) = %d, %v; want the running turn recovered", n, err)
+	}
+	if got, want := text("a"), "4 0:user:hi a | 1:assistant:hello a | 2:user:again | 3:marker:"+InterruptedText; got != want {
+		t.Errorf("a after recovery: %q, want %q", got, want)
+	}
+	if list, _, err := s.ListSessions(ctx, "alice", 10, ""); err != nil || len(list) != 2 || list[0].FirstPrompt != "hi b" || list[1].FirstPrompt != "hi a" {
+		t.Errorf("ListSessions = %+v, %v", list, err)
+	}
+	if err := s.Fork(ctx, "a", Session{ID: "c", Owner: "alice", Agent: "default", Workspace: "/w"}, Controls{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := text("c"), "4 0:user:hi a | 1:assistant:hello a | 2:user:again | 3:marker:"+InterruptedText; got != want {
+		t.Errorf("the fork after its source was deleted: %q, want %q", got, want)
+	}
+	// A session created now gets a number no other session has, and its rows are its own.
+	if err := s.CreateSession(ctx, Session{ID: "d", Owner: "alice", Agent: "default", Workspace: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := text("d"), "0 "; got != want {
+		t.Errorf("a new session: %q, want %q", got, want)
+	}
+	var orphans int
+	if err := s.w.QueryRowContext(ctx, "SELECT count(*) FROM transcript WHERE key >> 32 NOT IN (SELECT num FROM sessions)").Scan(&orphans); err != nil || orphans != 0 {
+		t.Errorf("%d transcript rows of no session (%v)", orphans, err)
 	}
 }

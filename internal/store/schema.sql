@@ -156,3 +156,47 @@ ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE operations ADD COLUMN compact_before INTEGER;
 ALTER TABLE operations ADD COLUMN compact_after INTEGER;
+
+-- +migration 8: the transcript keyed by an integer, turns without a rowid
+-- The data directory is kept within a small multiple of what it holds (SPEC §24).
+-- Each transcript row repeated the session's 36-byte id, and again in the index of
+-- its (session_id, idx) key, which cost as much as the rows' text; each turn row
+-- its session and turn ids in the table and in its key's index. A session gets a
+-- number (num, unique), and a transcript row's key is num << 32 | idx: the table is
+-- its own index, and a session's rows are one range of it. Rows go with their
+-- session by that range (Store.Delete), not by a foreign key, which would need an
+-- index of its own. Turns are small rows keyed by their ids: a table WITHOUT ROWID
+-- is its key's index. Applied with foreign keys off (migrateOne), so that dropping
+-- the old turns does not delete the checkpoints and operations that reference them.
+ALTER TABLE sessions ADD COLUMN num INTEGER;
+UPDATE sessions SET num = rowid;
+CREATE UNIQUE INDEX sessions_by_num ON sessions(num);
+
+CREATE TABLE transcript_v8 (
+    key          INTEGER PRIMARY KEY,                  -- sessions.num << 32 | idx
+    role         TEXT    NOT NULL
+                 CHECK (role IN ('user', 'assistant', 'tool_call', 'tool_result', 'marker')),
+    text         TEXT    NOT NULL,
+    tool_call_id TEXT,
+    name         TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+    interrupted  INTEGER NOT NULL DEFAULT 0 CHECK (interrupted IN (0, 1)),
+    turn_id      TEXT    NOT NULL
+) STRICT;
+INSERT INTO transcript_v8 (key, role, text, tool_call_id, name, is_error, interrupted, turn_id)
+    SELECT (s.num << 32) | t.idx, t.role, t.text, t.tool_call_id, t.name, t.is_error, t.interrupted, t.turn_id
+    FROM transcript t JOIN sessions s ON s.id = t.session_id ORDER BY s.num, t.idx;
+DROP TABLE transcript;
+ALTER TABLE transcript_v8 RENAME TO transcript;
+
+CREATE TABLE turns_v8 (
+    session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id    TEXT    NOT NULL,
+    state      TEXT    NOT NULL CHECK (state IN ('running', 'complete', 'interrupted')),
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, turn_id)
+) STRICT, WITHOUT ROWID;
+INSERT INTO turns_v8 (session_id, turn_id, state, started_at)
+    SELECT session_id, turn_id, state, started_at FROM turns;
+DROP TABLE turns;
+ALTER TABLE turns_v8 RENAME TO turns;

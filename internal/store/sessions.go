@@ -40,7 +40,8 @@ const sessionColumns = `id, owner, agent, workspace, interaction_surface, create
 
 // firstPromptColumn is the first 400 bytes of the session's first user message.
 const firstPromptColumn = `coalesce((SELECT substr(t.text, 1, 400) FROM transcript t
-	WHERE t.session_id = sessions.id AND t.role = 'user' ORDER BY t.idx LIMIT 1), '')`
+	WHERE t.key >= sessions.num << 32 AND t.key < (sessions.num + 1) << 32 AND t.role = 'user'
+	ORDER BY t.key LIMIT 1), '')`
 
 func scanSession(row interface{ Scan(...any) error }, extra ...any) (Session, error) {
 	var s Session
@@ -63,8 +64,12 @@ func scanSession(row interface{ Scan(...any) error }, extra ...any) (Session, er
 
 // qInsertSession is CreateSession's insert, prepared once (Store.stmt).
 const qInsertSession = `INSERT INTO sessions
-	(id, owner, agent, workspace, interaction_surface, created_at, last_activity, killed_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	(id, owner, agent, workspace, interaction_surface, created_at, last_activity, killed_at, num)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ` + nextSessionNum + `)`
+
+// nextSessionNum is the number a new session gets: one past the highest (a deleted
+// session's number may be given again: its rows went with it).
+const nextSessionNum = `(SELECT coalesce(max(num), 0) + 1 FROM sessions)`
 
 // CreateSession stores a new session row. It fails with ErrExists when the id is
 // taken. Zero CreatedAt and LastActivity mean now; MessageCount and LastSeq are
@@ -221,6 +226,12 @@ func (s *Store) Kill(ctx context.Context, id string, at time.Time) error {
 // there is no such session.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	err := s.write(ctx, OpDelete, func(tx *sql.Tx) error {
+		// The transcript is the session's range of keys (rowKey); the rest goes by
+		// ON DELETE CASCADE.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM transcript WHERE key >= (SELECT num FROM sessions WHERE id = ?1) << 32
+			AND key < ((SELECT num FROM sessions WHERE id = ?1) + 1) << 32`, id); err != nil {
+			return fmt.Errorf("store: deleting session %s: %w", id, err)
+		}
 		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
 		if err != nil {
 			return fmt.Errorf("store: deleting session %s: %w", id, err)

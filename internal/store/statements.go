@@ -12,11 +12,11 @@ const (
 	qTurnState              = "SELECT state FROM turns WHERE session_id = ? AND turn_id = ?"
 	qTurnCheckpoints        = "SELECT id, message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id"
 	qSetTurnState           = "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ?"
-	qMessageCount           = "SELECT message_count FROM sessions WHERE id = ?"
+	qMessageCount           = "SELECT message_count, num FROM sessions WHERE id = ?"
 	qSetMessageCount        = "UPDATE sessions SET message_count = ? WHERE id = ?"
 	qInsertOperation        = "INSERT INTO operations (session_id, operation_id, turn_id) VALUES (?, ?, ?)"
 	qDropCoveredCheckpoints = "DELETE FROM checkpoints WHERE session_id = ?1 AND turn_id = ?2 AND id <= (SELECT boundary FROM snapshots WHERE session_id = ?1)"
-	qInsertRow              = "INSERT INTO transcript (session_id, idx, role, text, tool_call_id, name, is_error, interrupted, turn_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	qInsertRow              = "INSERT INTO transcript (key, role, text, tool_call_id, name, is_error, interrupted, turn_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	qForgetOperations       = "DELETE FROM operations WHERE session_id = ?1 AND rowid NOT IN (SELECT rowid FROM operations WHERE session_id = ?1 ORDER BY rowid DESC LIMIT ?2)"
 	qSetOperationResult     = "UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ? WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL"
 )

@@ -84,7 +84,8 @@ func (s *Store) appendRows(ctx context.Context, tx *sql.Tx, sessionID string, ro
 		return nil
 	}
 	var next int
-	if err := s.queryRow(ctx, tx, qMessageCount, []any{sessionID}, &next); err != nil {
+	var num int64
+	if err := s.queryRow(ctx, tx, qMessageCount, []any{sessionID}, &next, &num); err != nil {
 		return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 	}
 	stmt, err := s.stmt(ctx, tx, qInsertRow)
@@ -92,7 +93,7 @@ func (s *Store) appendRows(ctx context.Context, tx *sql.Tx, sessionID string, ro
 		return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 	}
 	for i, r := range rows {
-		if _, err := stmt.ExecContext(ctx, sessionID, next+i, r.Role, r.Text, nullable(r.ToolCallID), nullable(r.Name),
+		if _, err := stmt.ExecContext(ctx, rowKey(num, next+i), r.Role, r.Text, nullable(r.ToolCallID), nullable(r.Name),
 			boolInt(r.IsError), boolInt(r.Interrupted), r.TurnID); err != nil {
 			return fmt.Errorf("store: appending to the transcript of %s: %w", sessionID, err)
 		}
@@ -118,7 +119,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, limit, before in
 	var out []Row
 	var total int
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, "SELECT message_count FROM sessions WHERE id = ?", sessionID).Scan(&total)
+		var num int64
+		err := tx.QueryRowContext(ctx, qMessageCount, sessionID).Scan(&total, &num)
 		if err == sql.ErrNoRows {
 			return fmt.Errorf("%w: session %s", ErrNotFound, sessionID)
 		}
@@ -133,9 +135,9 @@ func (s *Store) Messages(ctx context.Context, sessionID string, limit, before in
 		}
 		// Indexes are dense (rows are never deleted), so the page is a range.
 		from := max(before-limit, 0)
-		rows, err := tx.QueryContext(ctx, `SELECT idx, role, text, coalesce(tool_call_id, ''), coalesce(name, ''),
+		rows, err := tx.QueryContext(ctx, `SELECT key & 0xffffffff, role, text, coalesce(tool_call_id, ''), coalesce(name, ''),
 			is_error, interrupted, turn_id
-			FROM transcript WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx`, sessionID, from, before)
+			FROM transcript WHERE key >= ? AND key < ? ORDER BY key`, rowKey(num, from), rowKey(num, before))
 		if err != nil {
 			return fmt.Errorf("store: reading the transcript of %s: %w", sessionID, err)
 		}
@@ -155,3 +157,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, limit, before in
 	}
 	return out, total, nil
 }
+
+// rowKey is the key of row idx of the transcript of the session numbered num
+// (schema.sql, migration 8): a session's rows are the keys from rowKey(num, 0)
+// up to rowKey(num+1, 0).
+func rowKey(num int64, idx int) int64 { return num<<32 | int64(idx) }

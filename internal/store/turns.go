@@ -278,7 +278,8 @@ func (s *Store) Recover(ctx context.Context, sessionID string) (int, error) {
 }
 
 func (s *Store) runningTurns(ctx context.Context, sessionID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT turn_id FROM turns WHERE session_id = ? AND state = ? ORDER BY started_at, rowid",
+	rows, err := s.r.QueryContext(ctx, `SELECT turn_id FROM turns WHERE session_id = ?1 AND state = ?2 ORDER BY started_at,
+		(SELECT min(c.id) FROM checkpoints c WHERE c.session_id = ?1 AND c.turn_id = turns.turn_id), turn_id`,
 		sessionID, TurnRunning)
 	if err != nil {
 		return nil, fmt.Errorf("store: recovering %s: %w", sessionID, err)
