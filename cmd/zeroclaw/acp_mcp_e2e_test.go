@@ -110,3 +110,43 @@ func TestACPServesTheEditorsMCPServers(t *testing.T) {
 		t.Errorf("exit: %v", err)
 	}
 }
+
+// TestACPEditorServerNamedAsTheAgentsOwnStillOpens: the editor hands a server named
+// as one of the agent's own MCP servers; the daemon refuses client tools in that
+// server's names, so the bridge serves the editor's under <name>-editor, and the
+// session opens with both: the model reaches the agent's server and the editor's.
+func TestACPEditorServerNamedAsTheAgentsOwnStillOpens(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
+	}
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
+	}
+	node, _ := exec.LookPath("node")
+	h, project := acpHome(t)
+	writeConfig(t, h, acpConfig+fmt.Sprintf("\n[mcp.servers.ev]\ncommand = %q\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 50\n", node, everything))
+	e := startEditor(t, h, nil, "--agent", "full")
+	e.initialize(acpsdk.ClientCapabilities{})
+	s, err := e.conn.NewSession(ctxFor(t), acpsdk.NewSessionRequest{Cwd: project, McpServers: []acpsdk.McpServer{
+		{Stdio: &acpsdk.McpServerStdio{Name: "ev", Command: node, Args: []string{everything, "stdio"}, Env: []acpsdk.EnvVariable{}}},
+	}})
+	if err != nil {
+		t.Fatalf("session/new with a server named as the agent's: %v\n%s", err, e.stderr.String())
+	}
+	sid := string(s.SessionId)
+	e.mustPrompt(sid, "/tool ev__echo {\"message\":\"the agent's\"}\n/tool ev-editor__echo {\"message\":\"the editor's\"}")
+	reply := textOf(e.take(), "agent_message_chunk")
+	for _, want := range []string{"ev__echo -> Echo: the agent's", "ev-editor__echo -> Echo: the editor's"} {
+		if !strings.Contains(reply, want) {
+			t.Errorf("reply %q lacks %q", reply, want)
+		}
+	}
+	if !strings.Contains(e.stderr.String(), "as=ev-editor") {
+		t.Errorf("the rename is not logged:\n%s", e.stderr.String())
+	}
+	if err := e.closeAndWait(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+}

@@ -51,10 +51,7 @@ func (b *Bridge) sessionNew(ctx context.Context, _ *request, params jsontext.Val
 	}
 	es := b.startServers(ctx, p.MCPServers, *p.Cwd)
 	np := client.NewSessionParams{AgentAlias: b.opts.Agent, Cwd: *p.Cwd, KeepSiblings: true}
-	if es != nil {
-		np.ClientTools = es.defs
-	}
-	s, err := d.NewSession(ctx, np)
+	s, err := b.newSession(ctx, d, np, es)
 	if err != nil {
 		if es != nil {
 			es.m.Close()
@@ -79,10 +76,7 @@ func (b *Bridge) reopen(ctx context.Context, d *client.Client, sid string, param
 	b.track(d, sid, r.LastSeq)
 	es := b.startServers(ctx, decodeMCPServers(params), cwd)
 	np := client.NewSessionParams{AgentAlias: b.opts.Agent, SessionID: sid, KeepSiblings: true, ClientTools: []client.ClientTool{}}
-	if es != nil {
-		np.ClientTools = es.defs
-	}
-	_, err := d.NewSession(ctx, np)
+	_, err := b.newSession(ctx, d, np, es)
 	if err != nil {
 		if es != nil {
 			es.m.Close()

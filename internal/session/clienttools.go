@@ -121,7 +121,9 @@ func CheckClientTools(a *Agent, defs []ClientToolDef) error {
 		}
 		for _, srv := range a.MCPServers {
 			if strings.HasPrefix(d.Name, srv+"__") {
-				return errParam("clientTools", "tool_name_clash", fmt.Sprintf("clientTools[%d].name %q is in the names of MCP server %s", i, d.Name, srv))
+				e := errParam("clientTools", "tool_name_clash", fmt.Sprintf("clientTools[%d].name %q is in the names of MCP server %s", i, d.Name, srv))
+				e.Details["name"], e.Details["server"] = d.Name, srv // a client may rename its tools and retry
+				return e
 			}
 		}
 		if d.InputSchema != nil && d.InputSchema.Kind() != '{' {
