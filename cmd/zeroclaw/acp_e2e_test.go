@@ -687,6 +687,10 @@ func TestACPLoadReplaysHistoryAfterADaemonRestart(t *testing.T) {
 	if updates[1]["toolCallId"] != updates[2]["toolCallId"] || updates[1]["kind"] != "search" || updates[2]["status"] != "completed" {
 		t.Errorf("tool rows %v %v", updates[1], updates[2])
 	}
+	// The replayed call is located again, as it was live.
+	if locs, _ := updates[1]["locations"].([]any); len(locs) != 1 || locs[0].(map[string]any)["path"] != project {
+		t.Errorf("the replayed list_dir call's locations: %v, want [{path: %s}]", updates[1]["locations"], project)
+	}
 	if got := textOf(updates, "agent_message_chunk"); !strings.HasPrefix(got, "echo: first question\nline two") {
 		t.Errorf("assistant row %q", got)
 	}

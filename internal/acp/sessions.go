@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/client"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -105,14 +106,17 @@ func (b *Bridge) sessionLoad(ctx context.Context, _ *request, params jsontext.Va
 	if err := b.reopen(ctx, d, p.SessionID, params, p.Cwd); err != nil {
 		return nil, err
 	}
+	tools := tool.Builtin()
 	for _, m := range msgs {
-		b.replay(p.SessionID, m)
+		b.replay(p.SessionID, m, tools, p.Cwd)
 	}
 	return b.opened(ctx, d, p.SessionID, false)
 }
 
-// replay sends one transcript row as the update that showed it live.
-func (b *Bridge) replay(sid string, m client.Message) {
+// replay sends one transcript row as the update that showed it live. A built-in
+// file tool's call is located again from its arguments, under the session's cwd;
+// a result's diff is not kept in the transcript, so a replayed one shows its text.
+func (b *Bridge) replay(sid string, m client.Message, tools map[string]tool.Tool, cwd string) {
 	switch m.Role {
 	case client.RoleUser:
 		b.notify(sid, contentChunk{SessionUpdate: "user_message_chunk", Content: text(m.Text)})
@@ -125,7 +129,13 @@ func (b *Bridge) replay(sid string, m client.Message) {
 		if !raw.IsValid() || raw.Kind() != '{' {
 			raw = nil
 		}
-		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw, nil))
+		var locs []client.Location
+		if l, ok := tools[m.Name].(tool.Locator); ok && raw != nil {
+			for _, loc := range l.Locations(tool.Env{Workspace: cwd}, raw) {
+				locs = append(locs, client.Location{Path: loc.Path, Line: loc.Line})
+			}
+		}
+		b.notify(sid, newToolCall(m.ToolCallID, m.Name, raw, locs))
 	case client.RoleToolResult:
 		b.notify(sid, newToolResult(m.ToolCallID, m.Text, m.IsError, nil))
 	}
