@@ -72,7 +72,11 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 			if err != nil {
 				return nil, err
 			}
-			return func(m *Model) tea.Cmd { return m.enterSession(s) }, nil
+			return func(m *Model) tea.Cmd {
+				cmd := m.enterSession(s)
+				m.markFresh(s)
+				return cmd
+			}, nil
 		}), true
 	case "/model":
 		return m.modelPicker(), true
@@ -91,6 +95,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 			m.notice("usage: /title TEXT", true)
 			return nil, true
 		}
+		m.use()
 		return m.setSession("renaming the session", "title", arg), true
 	}
 	return nil, true
@@ -98,6 +103,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 
 // compact calls session/compact (SPEC §22).
 func (m *Model) compact(instructions string) tea.Cmd {
+	m.use()
 	sid := m.sid
 	m.notice("compacting the session's context…", false)
 	return m.call("compacting", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {

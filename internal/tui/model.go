@@ -51,6 +51,7 @@ type Model struct {
 
 	// The session and what the status line says of it.
 	sid, agent, title, model, mode string
+	fresh                          string // a new session the UI opened and has not used (fresh.go)
 	ctxTokens, ctxWindow           int
 	ctxEstimated                   bool // ctxTokens scaled by a compaction, until the next usage
 	conn                           string
@@ -291,7 +292,11 @@ func (m *Model) connected(msg connectedMsg) tea.Cmd {
 		return nil
 	}
 	m.b, m.conn = msg.b, connConnected
-	return m.enterSession(msg.s)
+	cmd := m.enterSession(msg.s)
+	if m.opts.Session == "" {
+		m.markFresh(msg.s)
+	}
+	return cmd
 }
 
 // connection shows what became of the connection.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"encoding/json/jsontext"
 	"errors"
 	"strings"
@@ -616,4 +617,43 @@ func TestArgumentSummaryPutsThePathFirst(t *testing.T) {
 			t.Errorf("argsSummary(%s) = %q, want %q", raw, got, want)
 		}
 	}
+}
+
+// A session the UI opened and left unused is deleted as it is left (by /new, or as
+// the UI quits); one with a prompt, or with rows another client made, stays.
+func TestAnEmptySessionTheUIOpenedIsDeletedWhenLeft(t *testing.T) {
+	u := newUI(t, 80, 24)
+	u.b.answers["session/messages"] = map[string]any{"sessionId": "s1", "total": 0, "messages": []any{}}
+	u.b.answers["session/delete"] = map[string]any{"deleted": true}
+	u.typeText("/new")
+	u.press("enter")
+	u.wantCall(`session/messages {"limit":1,"sessionId":"s1"}`)
+	u.wantCall(`session/delete {"sessionId":"s1"}`)
+	if u.m.sid != "s-new" {
+		t.Fatalf("after /new, session %s", u.m.sid)
+	}
+	// Used: it stays as the UI quits.
+	u.typeText("hello")
+	u.press("enter")
+	u.wantCall(`session/prompt {"prompt":"hello","sessionId":"s-new"}`)
+	u.m.Discard(context.Background())
+	if u.b.called(`session/delete {"sessionId":"s-new"}`) {
+		t.Fatal("a session with a prompt was deleted")
+	}
+
+	// Not used here, but another client's turn gave it rows: it stays.
+	v := newUI(t, 80, 24)
+	v.b.answers["session/messages"] = map[string]any{"sessionId": "s1", "total": 2, "messages": []any{}}
+	v.b.answers["session/delete"] = map[string]any{"deleted": true}
+	v.m.Discard(context.Background())
+	v.wantCall(`session/messages {"limit":1,"sessionId":"s1"}`)
+	if v.b.called("session/delete") {
+		t.Fatal("a session with rows was deleted")
+	}
+	// Unused and empty: deleted as the UI quits.
+	w := newUI(t, 80, 24)
+	w.b.answers["session/messages"] = map[string]any{"sessionId": "s1", "total": 0, "messages": []any{}}
+	w.b.answers["session/delete"] = map[string]any{"deleted": true}
+	w.m.Discard(context.Background())
+	w.wantCall(`session/delete {"sessionId":"s1"}`)
 }

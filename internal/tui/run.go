@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -81,6 +82,9 @@ func Run(o RunOptions) error {
 	m.inbox.send = p.Send
 	_, err := p.Run()
 	saveHistory(o.HistoryFile, m.history)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	m.Discard(ctx) // the empty session it opened, not used
+	cancel()
 	if c != nil {
 		c.Close()
 	}

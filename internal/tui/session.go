@@ -64,6 +64,7 @@ func describeError(what string, err error) string {
 // session/messages; its controls are read. notes are lines shown after the
 // session's own.
 func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
+	left := m.leave(s.SessionID)
 	m.sid, m.agent = s.SessionID, s.AgentAlias
 	m.tr.reset()
 	m.cards, m.plan, m.approvals, m.attached = map[string]*block{}, nil, nil, nil
@@ -75,7 +76,7 @@ func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 	sid, agent := s.SessionID, s.AgentAlias
 	replay := s.Resumed || s.MessageCount > 0
 	push := m.inbox.push
-	return m.call("opening the session", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
+	return tea.Batch(left, m.call("opening the session", func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
 		var rows []client.Message
 		var histErr error // the transcript could not be read: said, the session still opens
 		if replay {
@@ -107,7 +108,7 @@ func (m *Model) enterSession(s *client.Session, notes ...string) tea.Cmd {
 			}
 			return nil
 		}, nil
-	})
+	}))
 }
 
 // showHistory puts transcript rows the replay lacked after the session's first line:
@@ -235,6 +236,7 @@ func listModels(ctx context.Context, b Backend, sid string) (*modelList, error) 
 
 // setSession calls session/set (SPEC §22) with one control and shows its answer.
 func (m *Model) setSession(what, field, value string) tea.Cmd {
+	m.use()
 	sid := m.sid
 	return m.call(what, func(ctx context.Context, b Backend) (func(*Model) tea.Cmd, error) {
 		var r struct {
@@ -268,6 +270,7 @@ func (m *Model) prompt(text string) tea.Cmd {
 		m.notice("not connected to the daemon yet", true)
 		return nil
 	}
+	m.use()
 	b, sid, att := m.b, m.sid, m.attached
 	m.attached = nil
 	m.running++

@@ -126,6 +126,7 @@ type uploadMsg struct {
 }
 
 func (m *Model) startUpload(path string) tea.Cmd {
+	m.use()
 	if m.b == nil {
 		m.notice("not connected to the daemon yet", true)
 		return nil
