@@ -3,8 +3,10 @@ package provider
 import (
 	"context"
 	"encoding/json/jsontext"
+	"hash/maphash"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -126,10 +128,54 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 // contextWords is the size of the request's context in echo's tokens: the words of
 // the system prompt and of every message.
 func contextWords(req Request) int {
-	n := countWords(req.System)
+	n := wordCounts.count(req.System)
 	for _, m := range req.Messages {
-		n += countWords(m.Text)
+		n += wordCounts.count(m.Text)
 	}
+	return n
+}
+
+// wordCounts remembers the words of the long texts contextWords counted: every call
+// of a session sends its whole context again, and a count would make each call's
+// cost grow with the session's history (SPEC §24). A text is known by a 64-bit hash
+// of it and its length, which is read many times faster than it is counted, and
+// keeps no text alive.
+var wordCounts = &wordCache{seed: maphash.MakeSeed(), counts: map[wordKey]int{}}
+
+type wordCache struct {
+	seed   maphash.Seed
+	mu     sync.Mutex
+	counts map[wordKey]int
+}
+
+type wordKey struct {
+	hash uint64
+	n    int
+}
+
+const (
+	wordCacheMin = 1 << 10 // shorter texts are counted each time
+	wordCacheMax = 1 << 14 // entries kept; all are dropped when it is reached
+)
+
+func (c *wordCache) count(s string) int {
+	if len(s) < wordCacheMin {
+		return countWords(s)
+	}
+	k := wordKey{maphash.String(c.seed, s), len(s)}
+	c.mu.Lock()
+	n, ok := c.counts[k]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = countWords(s)
+	c.mu.Lock()
+	if len(c.counts) >= wordCacheMax {
+		clear(c.counts)
+	}
+	c.counts[k] = n
+	c.mu.Unlock()
 	return n
 }
 
@@ -212,14 +258,34 @@ func streamWords(ctx context.Context, s string, emit func(Delta)) (int, error) {
 }
 
 // countWords counts whitespace-separated words, as strings.Fields would, without
-// allocating.
+// allocating. It runs over every message of the context on each call (the usage's
+// context tokens), so ASCII is one table lookup a byte, without a branch on it: a
+// word starts wherever a non-space follows a space.
 func countWords(s string) int {
-	n := 0
-	for i := skipSpace(s, 0); i < len(s); i = skipSpace(s, skipWord(s, i)) {
-		n++
+	n, prev := 0, 1 // prev: 1 when the byte before was a space (or there was none)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			sp := int(asciiSpaces[c])
+			n += prev &^ sp
+			prev = sp
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		sp := 0
+		if unicode.IsSpace(r) {
+			sp = 1
+		}
+		n += prev &^ sp
+		prev = sp
+		i += size
 	}
 	return n
 }
+
+// asciiSpaces[c] is 1 for the ASCII spaces unicode.IsSpace knows.
+var asciiSpaces = [utf8.RuneSelf]uint8{' ': 1, '\n': 1, '\t': 1, '\r': 1, '\v': 1, '\f': 1}
 
 func skipSpace(s string, i int) int {
 	for i < len(s) {

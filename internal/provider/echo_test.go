@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json/jsontext"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -272,5 +273,47 @@ func TestEchoContextTokensAreTheWordsOfTheWholeContextAndTheReply(t *testing.T) 
 	}
 	if (Usage{InputTokens: 5, OutputTokens: 2}).Context() != 7 {
 		t.Error("Context() of a usage without ContextTokens is not input+output")
+	}
+}
+
+// countWords is strings.Fields' count, for ASCII, other spaces and bad UTF-8 alike.
+func FuzzCountWordsIsFieldsCount(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a b  c ", "line 1 word word\nline 2", "a\u00a0b\u0085c\u3000d", "\xff \xfe\x80x", "\t\v\f\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countWords(s), len(strings.Fields(s)); got != want {
+			t.Fatalf("countWords(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// BenchmarkContextWords is the usage's count over a context of 100 turns of a
+// 2,000-line prompt and its echo (what a long streamed session sends each call).
+func BenchmarkContextWords(b *testing.B) {
+	var line strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&line, "line %d word word\n", i+1)
+	}
+	req := Request{}
+	for range 100 {
+		req.Messages = append(req.Messages, Message{Role: RoleUser, Text: line.String()}, Message{Role: RoleAssistant, Text: line.String()})
+	}
+	b.SetBytes(int64(200 * line.Len()))
+	for b.Loop() {
+		contextWords(req)
+	}
+}
+
+// BenchmarkCountWords is one message of a 2,000-line prompt.
+func BenchmarkCountWords(b *testing.B) {
+	var line strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&line, "line %d word word\n", i+1)
+	}
+	s := line.String()
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		countWords(s)
 	}
 }
