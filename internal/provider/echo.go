@@ -3,12 +3,12 @@ package provider
 import (
 	"context"
 	"encoding/json/jsontext"
-	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Echo is the deterministic provider of kind echo: no network, so that clients can
@@ -136,45 +136,57 @@ func contextWords(req Request) int {
 }
 
 // wordCounts remembers the words of the long texts contextWords counted: every call
-// of a session sends its whole context again, and a count would make each call's
-// cost grow with the session's history (SPEC §24). A text is known by a 64-bit hash
-// of it and its length, which is read many times faster than it is counted, and
-// keeps no text alive.
-var wordCounts = &wordCache{seed: maphash.MakeSeed(), counts: map[wordKey]int{}}
+// of a session sends its whole context again (a session keeps its context's
+// messages from turn to turn), and counting it each time would make each call's
+// cost grow with the session's history (SPEC §24). A text is known by where it
+// lies and its length; the cache keeps the text, so that the memory cannot hold
+// another text while its entry exists, and the comparison of a text with itself
+// is the comparison of two pointers. It keeps at most wordCacheBytes of texts.
+var wordCounts = &wordCache{counts: map[wordKey]wordEntry{}}
 
 type wordCache struct {
-	seed   maphash.Seed
 	mu     sync.Mutex
-	counts map[wordKey]int
+	counts map[wordKey]wordEntry
+	bytes  int
 }
 
 type wordKey struct {
-	hash uint64
-	n    int
+	p *byte
+	n int
+}
+
+type wordEntry struct {
+	s     string
+	words int
 }
 
 const (
-	wordCacheMin = 1 << 10 // shorter texts are counted each time
-	wordCacheMax = 1 << 14 // entries kept; all are dropped when it is reached
+	wordCacheMin   = 1 << 10  // shorter texts are counted each time
+	wordCacheBytes = 16 << 20 // texts kept; all are dropped when it is reached
 )
 
 func (c *wordCache) count(s string) int {
 	if len(s) < wordCacheMin {
 		return countWords(s)
 	}
-	k := wordKey{maphash.String(c.seed, s), len(s)}
+	k := wordKey{unsafe.StringData(s), len(s)}
 	c.mu.Lock()
-	n, ok := c.counts[k]
+	e, ok := c.counts[k]
 	c.mu.Unlock()
-	if ok {
-		return n
+	if ok && e.s == s {
+		return e.words
 	}
-	n = countWords(s)
+	n := countWords(s)
 	c.mu.Lock()
-	if len(c.counts) >= wordCacheMax {
+	if c.bytes+len(s) > wordCacheBytes {
 		clear(c.counts)
+		c.bytes = 0
 	}
-	c.counts[k] = n
+	if old, ok := c.counts[k]; ok {
+		c.bytes -= len(old.s)
+	}
+	c.counts[k] = wordEntry{s, n}
+	c.bytes += len(s)
 	c.mu.Unlock()
 	return n
 }

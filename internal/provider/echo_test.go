@@ -317,3 +317,17 @@ func BenchmarkCountWords(b *testing.B) {
 		countWords(s)
 	}
 }
+
+// The context count's cache answers a long text it has seen, and a different text
+// of the same length is counted for itself.
+func TestContextWordsOfLongTextsAreCountedOnce(t *testing.T) {
+	a := strings.Repeat("word ", 400) // 400 words, 2,000 bytes
+	b := strings.Repeat("w d ", 500)  // 1,000 words, as long
+	c := strings.Clone(a)             // a's text elsewhere in memory
+	req := Request{Messages: []Message{{Text: a}, {Text: b}, {Text: c}}}
+	for range 3 {
+		if got := contextWords(req); got != 400+1000+400 {
+			t.Fatalf("contextWords = %d, want %d", got, 400+1000+400)
+		}
+	}
+}
