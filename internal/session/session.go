@@ -230,7 +230,7 @@ func (s *Session) shutdown(cause error) {
 	s.mu.Lock()
 	s.ended, s.finalSeq = true, final
 	for _, a := range slices.Clone(s.subs) {
-		if !a.running && a.sent >= final {
+		if a.sent >= final {
 			s.removeLocked(a)
 		}
 	}
