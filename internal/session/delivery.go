@@ -91,7 +91,7 @@ func (s *Session) trimTailLocked() {
 	for _, a := range s.subs {
 		passed = min(passed, a.sent)
 	}
-	s.tail.trim(s.committed, passed)
+	s.tail.trim(s.committed, passed, s.turn != nil)
 }
 
 // removeLocked detaches a; mu is held.
