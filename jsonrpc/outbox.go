@@ -61,8 +61,8 @@ type outbox struct {
 	heavy  atomic.Bool
 	closed bool
 	room   chan struct{} // see Conn.Room; nil until asked for
-	// pacedRoom: see Conn.PacedRoom; nil until asked for.
-	pacedRoom chan struct{}
+	// wants are the Pullers that wait for room in the paced window (Conn.Want).
+	wants []Puller
 }
 
 func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {
@@ -203,7 +203,7 @@ func (o *outbox) start() {
 }
 
 func (o *outbox) startLocked() {
-	if !o.writing && !o.closed && o.queued > 0 {
+	if !o.writing && !o.closed && (o.queued > 0 || o.pullableLocked()) {
 		o.writing = true
 		go o.run(false)
 	}
@@ -221,11 +221,11 @@ const inlineWrite = 4 << 10
 // and a write stalled past the framer's timeout closes the connection as always.
 func (o *outbox) startFromReader() {
 	o.mu.Lock()
-	if o.writing || o.closed || o.queued == 0 {
+	if o.writing || o.closed || (o.queued == 0 && !o.pullableLocked()) {
 		o.mu.Unlock()
 		return
 	}
-	if o.qNotes > 0 || o.qPaced > 0 || o.qAnswerBytes > inlineWrite {
+	if o.qNotes > 0 || o.qPaced > 0 || o.qAnswerBytes > inlineWrite || len(o.wants) > 0 {
 		o.startLocked()
 		o.mu.Unlock()
 		return
@@ -236,17 +236,32 @@ func (o *outbox) startFromReader() {
 }
 
 // run is the writer: it writes the queue until it is empty, each time all of it in
-// one write (over a StreamFramer, one per buffer of about streamChunk bytes). With
-// once (the reader writing, startFromReader), it writes one batch and hands what
-// queued meanwhile to a writer goroutine.
+// one write (over a StreamFramer, one per buffer of about streamChunk bytes), and
+// whenever the paced window has room and a Puller waits, it first pulls from it
+// (Conn.Want). With once (the reader writing, startFromReader), it writes one
+// batch and hands what queued meanwhile, and any pull, to a writer goroutine.
 func (o *outbox) run(once bool) {
 	o.mu.Lock()
-	for first := true; o.queued > 0 && !o.closed; first = false {
-		if once && !first {
+	// pulled: a Puller was called since the last write. Another is called before
+	// the next write only when nothing is queued, so that a Puller whose next
+	// frame does not fit beside what is queued gets room by the write.
+	pulled := false
+	for first := true; !o.closed; first = false {
+		pull := o.pullableLocked() && (!pulled || o.queued == 0)
+		if o.queued == 0 && !pull {
+			break
+		}
+		if once && (!first || pull) {
 			go o.run(false) // still writing: the goroutine takes over
 			o.mu.Unlock()
 			return
 		}
+		if pull {
+			o.pullLocked()
+			pulled = true
+			continue
+		}
+		pulled = false
 		batch, stream := o.queue, o.stream
 		o.queue, o.spare, o.stream, o.spareStream, o.queued = o.spare, nil, o.spareStream, nil, 0
 		notes, noteBytes, answerBytes := o.qNotes, o.qNoteBytes, o.qAnswerBytes
@@ -343,7 +358,6 @@ func (o *outbox) signalRoom() {
 		close(o.room)
 		o.room = nil
 	}
-	o.signalPacedRoom()
 }
 
 // close discards the queue and wakes everyone who waits on it.
@@ -356,10 +370,8 @@ func (o *outbox) close() {
 		close(o.room)
 		o.room = nil
 	}
-	if o.pacedRoom != nil {
-		close(o.pacedRoom)
-		o.pacedRoom = nil
-	}
+	clear(o.wants)
+	o.wants = nil
 	o.cond.Broadcast()
 	o.mu.Unlock()
 }

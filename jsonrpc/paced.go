@@ -18,7 +18,7 @@ var errNoPacedRoom = errors.New("jsonrpc: the paced window is full")
 // (SPEC §24: session updates read from the replay log at the client's pace). It
 // never waits: it reports false, queuing nothing, while PacedWindow bytes of paced
 // notifications are queued or being written (a lone one larger than the window is
-// taken when none waits); the sender then waits on PacedRoom. Paced notifications
+// taken when none waits); the sender then waits for a Pull (Want). Paced notifications
 // are not counted against the bounds of Notify, and leave in the order they and
 // every other frame were queued. It fails with ErrClosed once the connection
 // closed.
@@ -32,7 +32,7 @@ func (c *Conn) NotifyPaced(method string, params jsontext.Value) (bool, error) {
 
 // NotifyPacedBatch is NotifyPaced of several notifications of one method: it queues
 // as many of them, in order, as the window takes, under one lock, and returns how
-// many (0 when the window is full: wait on PacedRoom).
+// many (0 when the window is full: Want a Pull).
 func (c *Conn) NotifyPacedBatch(method string, params []jsontext.Value) (int, error) {
 	if _, ndjson := c.out.framer.(*NDJSON); !ndjson || !plainMethod(method) {
 		for i, p := range params {
@@ -108,20 +108,55 @@ func (c *Conn) FramesNDJSON() bool {
 	return ok
 }
 
-// PacedRoom returns a channel that is closed once at most half of PacedWindow of
-// paced notifications waits (at once when that is so already), or the connection
-// closes.
-func (c *Conn) PacedRoom() <-chan struct{} {
+// Puller is a source of paced notifications that the connection's writer pulls
+// from (Want): a session's cursor, which has no goroutine of its own.
+type Puller interface {
+	// Pull is called on the connection's writer goroutine, with none of the
+	// connection's locks held, once the paced window has room. It queues what it
+	// has with NotifyPacedFrames or NotifyPacedBatch, and calls Want again when
+	// the window took less than it has. It must not wait for the connection.
+	Pull()
+}
+
+// Want asks the connection's writer to call p.Pull once at most half of
+// PacedWindow of paced notifications waits: at once (on the writer, which it
+// starts) when that is so already. Each Want is answered by one Pull, in the
+// order they were made, one Puller at a time (a connection pulled by several
+// takes from them in turn), unless the connection closes first; it fails with
+// ErrClosed once it closed. A Puller costs its connection no goroutine while the
+// peer does not read: only the writer, blocked in its write, which exists then
+// anyway.
+func (c *Conn) Want(p Puller) error {
 	o := &c.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed || o.paced <= PacedWindow/2 {
-		return closedChan
+	if o.closed {
+		return ErrClosed
 	}
-	if o.pacedRoom == nil {
-		o.pacedRoom = make(chan struct{})
+	o.wants = append(o.wants, p)
+	o.startLocked()
+	return nil
+}
+
+// pullableLocked reports whether a Puller waits and the paced window has room for
+// it; mu is held.
+func (o *outbox) pullableLocked() bool {
+	return len(o.wants) > 0 && o.paced <= PacedWindow/2
+}
+
+// pullLocked calls the first Puller that waits, with mu released meanwhile; mu is
+// held. The others wait for the writer's next turn, behind any it queues again.
+func (o *outbox) pullLocked() {
+	p := o.wants[0]
+	n := copy(o.wants, o.wants[1:])
+	o.wants[n] = nil
+	o.wants = o.wants[:n]
+	if n == 0 && cap(o.wants) > 16 {
+		o.wants = nil
 	}
-	return o.pacedRoom
+	o.mu.Unlock()
+	p.Pull()
+	o.mu.Lock()
 }
 
 // admitPacedLocked counts a paced notification of n bytes, or refuses it.
@@ -132,12 +167,4 @@ func (o *outbox) admitPacedLocked(n int) error {
 	o.paced += n
 	o.qPaced += n
 	return nil
-}
-
-// signalPacedRoom wakes the paced senders once half the window is free; mu is held.
-func (o *outbox) signalPacedRoom() {
-	if o.pacedRoom != nil && o.paced <= PacedWindow/2 {
-		close(o.pacedRoom)
-		o.pacedRoom = nil
-	}
 }

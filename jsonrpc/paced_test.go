@@ -8,11 +8,16 @@ import (
 	"testing"
 )
 
-// TestPacedNotificationsTakeAWindowAndReportRoom: NotifyPaced takes notifications
-// while less than PacedWindow bytes of them wait, refuses the next one without
-// queuing it, and PacedRoom is ready once the writer wrote enough. Paced
-// notifications leave the bounded queue of Notify alone.
-func TestPacedNotificationsTakeAWindowAndReportRoom(t *testing.T) {
+// pulls is a Puller that reports each Pull on a channel, on the writer.
+type pulls chan struct{}
+
+func (p pulls) Pull() { p <- struct{}{} }
+
+// TestPacedNotificationsTakeAWindowAndPullWhenThereIsRoom: NotifyPaced takes
+// notifications while less than PacedWindow bytes of them wait, refuses the next
+// one without queuing it, and a Puller that Wants is pulled once the writer wrote
+// enough. Paced notifications leave the bounded queue of Notify alone.
+func TestPacedNotificationsTakeAWindowAndPullWhenThereIsRoom(t *testing.T) {
 	c, f := runGated(t, HandlerFunc(nil), Options{OutboundFrames: 2})
 	payload := jsontext.Value(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
 	sent := 0
@@ -38,10 +43,13 @@ func TestPacedNotificationsTakeAWindowAndReportRoom(t *testing.T) {
 			t.Fatalf("notification %d beside the paced ones: %v", i, err)
 		}
 	}
-	room := c.PacedRoom()
+	room := make(pulls, 1)
+	if err := c.Want(room); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-room:
-		t.Fatal("PacedRoom is ready while the window is full")
+		t.Fatal("pulled while the window is full")
 	default:
 	}
 	// The writer's batches: what it took before the gate, then the rest (tokens to
@@ -51,7 +59,7 @@ func TestPacedNotificationsTakeAWindowAndReportRoom(t *testing.T) {
 	}
 	<-room
 	if ok, err := c.NotifyPaced("session/update", jsontext.Value(`{"last":true}`)); !ok || err != nil {
-		t.Fatalf("NotifyPaced after PacedRoom: %v, %v", ok, err)
+		t.Fatalf("NotifyPaced after a Pull: %v, %v", ok, err)
 	}
 	f.gate <- struct{}{}
 	f.waitWritten(sent + 3)
@@ -63,10 +71,8 @@ func TestPacedNotificationsTakeAWindowAndReportRoom(t *testing.T) {
 	if ok, err := c.NotifyPaced("session/update", payload); ok || err == nil {
 		t.Fatalf("NotifyPaced after close: %v, %v", ok, err)
 	}
-	select {
-	case <-c.PacedRoom():
-	default:
-		t.Fatal("PacedRoom is not ready after close")
+	if err := c.Want(room); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Want after close: %v, want ErrClosed", err)
 	}
 }
 
@@ -86,8 +92,11 @@ func TestAPacedBatchTakesWhatTheWindowHolds(t *testing.T) {
 	if m, err := c.NotifyPacedBatch("session/update", batch[n:]); m != 0 || err != nil {
 		t.Fatalf("into a full window: %d taken, %v", m, err)
 	}
+	room := make(pulls, 1)
 	for taken := n; taken < len(batch); {
-		room := c.PacedRoom()
+		if err := c.Want(room); err != nil {
+			t.Fatal(err)
+		}
 		// Tokens for the writer's next writes: how many it takes to free half the
 		// window depends on how it batched what was queued (timing), so it is
 		// never short of one while the test waits for room.
@@ -163,5 +172,74 @@ func TestPacedFramesAreWrittenFromTheCallersMemoryInOrder(t *testing.T) {
 	g, _ := runGated(t, HandlerFunc(nil), Options{})
 	if n, err := g.NotifyPacedFrames(frames); n != 0 || !errors.Is(err, ErrNotNDJSON) {
 		t.Fatalf("NotifyPacedFrames over another framer = %d, %v, want ErrNotNDJSON", n, err)
+	}
+}
+
+// source is a Puller that queues its frames from its Pull, on the writer, as the
+// session's cursors do, and Wants again while the window took fewer than it has.
+type source struct {
+	c      *Conn
+	name   string
+	left   int
+	pulled chan string
+}
+
+func (s *source) Pull() {
+	s.pulled <- s.name
+	for s.left > 0 {
+		frame := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/update","params":{"from":%q,"pad":"%s"}}`+"\n", s.name, strings.Repeat("x", 1000))
+		n, err := s.c.NotifyPacedFrames([][]byte{frame})
+		if err != nil {
+			return
+		}
+		if n == 0 {
+			s.c.Want(s) // the rest once the writer made room
+			return
+		}
+		s.left--
+	}
+}
+
+// TestTheWriterPullsFromEachSourceInTurnAtTheReadersPace: a Puller has no
+// goroutine of its own: the writer calls it when the window has room, it queues
+// frames from there, and two of them on one connection take the window in turn,
+// until each one's frames are all written, in the order each queued them.
+func TestTheWriterPullsFromEachSourceInTurnAtTheReadersPace(t *testing.T) {
+	c, peer, r := pair(t, HandlerFunc(nil), Options{})
+	pulled := make(chan string, 64)
+	const each = 3 * PacedWindow / 1000 // three windows' worth each
+	a := &source{c: c, name: "a", left: each, pulled: pulled}
+	b := &source{c: c, name: "b", left: each, pulled: pulled}
+	if err := c.Want(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Want(b); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	var order []string
+	for got["a"]+got["b"] < 2*each {
+		m := readMsg(t, peer, r)
+		from := m["params"].(map[string]any)["from"].(string)
+		got[from]++
+		if len(order) == 0 || order[len(order)-1] != from {
+			order = append(order, from)
+		}
+	}
+	if got["a"] != each || got["b"] != each {
+		t.Fatalf("frames from a and b: %v, want %d each", got, each)
+	}
+	if len(order) < 4 {
+		t.Fatalf("the sources' frames came in runs %v: one took the window while the other waited", order)
+	}
+	close(pulled)
+	for name := range pulled {
+		if name != "a" && name != "b" {
+			t.Fatalf("pulled %q", name)
+		}
+	}
+	c.Close()
+	if err := c.Want(a); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Want after close: %v, want ErrClosed", err)
 	}
 }

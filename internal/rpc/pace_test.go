@@ -165,3 +165,49 @@ func TestAReaderThatStopsIsLaggedAndRecoversThroughAttach(t *testing.T) {
 		}
 	})
 }
+
+// TestAPrompterThatStopsReadingIsToldLaggedBeforeTheAnswer: the prompting client
+// itself stops reading through an 8,000-chunk turn. Once it took nothing for 30 s
+// it is detached; reading again, it finds what was on its way, then lagged, and
+// only then the prompt's answer, which waited on its cursor (SPEC §15, §24).
+func TestAPrompterThatStopsReadingIsToldLaggedBeforeTheAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startBubbleServer(t, Config{WriteTimeout: time.Hour}, agentsConfig(), session.Options{})
+		c := h.client(t)
+		c.initialize()
+		c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"full"},"id":"n"}`)
+		sid := c.recv()["result"].(map[string]any)["sessionId"].(string)
+		c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":` + prompt(sid, echoWords(8000)) + `,"id":"p"}`)
+		time.Sleep(session.LagAfter + time.Second) // c reads nothing meanwhile
+		synctest.Wait()
+
+		var last uint64
+		lagged := false
+		for {
+			l := readPace(t, c.r, c.conn, time.Hour)
+			if l.ID == "p" {
+				if l.Result["stopReason"] != "end_turn" {
+					t.Fatalf("prompt: %v %v", l.Result, l.Error)
+				}
+				break
+			}
+			if lagged {
+				t.Fatalf("after lagged, before the answer: %+v", l)
+			}
+			if l.Params.Type == "lagged" {
+				if l.Params.AfterSeq != last {
+					t.Fatalf("lagged afterSeq %d after seq %d", l.Params.AfterSeq, last)
+				}
+				lagged = true
+				continue
+			}
+			if last != 0 && l.Params.Seq != last+1 {
+				t.Fatalf("seq %d after %d", l.Params.Seq, last)
+			}
+			last = l.Params.Seq
+		}
+		if !lagged {
+			t.Fatal("a prompter that stopped reading for 30 s was never told lagged")
+		}
+	})
+}

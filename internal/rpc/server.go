@@ -403,8 +403,9 @@ func (c *connState) Deliver(updates []jsontext.Value, frames [][]byte) (int, err
 	return c.conn.NotifyPacedBatch("session/update", updates)
 }
 
-// Room returns a channel closed once Deliver has room again (session.Subscriber).
-func (c *connState) Room() <-chan struct{} { return c.conn.PacedRoom() }
+// Want has the connection's writer pull from p once Deliver has room
+// (session.Subscriber): the cursor has no goroutine of its own.
+func (c *connState) Want(p session.Puller) error { return c.conn.Want(p) }
 
 // Lagged tells the client it fell behind sessionID (SPEC §15, §24): one
 // session/update {sessionId, type: "lagged", afterSeq}, queued right behind the last

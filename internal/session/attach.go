@@ -22,7 +22,7 @@ func (s *Session) attachLocked(sub Subscriber) {
 		return
 	}
 	if s.attachmentLocked(sub) == nil {
-		s.subs = append(s.subs, &attachment{sub: sub, sent: s.seq})
+		s.subs = append(s.subs, &attachment{s: s, sub: sub, sent: s.seq})
 	}
 }
 
@@ -73,10 +73,10 @@ func (s *Session) AttachAfter(ctx context.Context, sub Subscriber, afterSeq *uin
 	}
 	a := s.attachmentLocked(sub)
 	if a == nil {
-		a = &attachment{sub: sub}
+		a = &attachment{s: s, sub: sub}
 		s.subs = append(s.subs, a)
 	}
-	a.sent, a.count = *afterSeq, 0
+	a.sent, a.count, a.page = *afterSeq, 0, nil
 	a.gen++
 	a.wakeLocked()
 	s.kickLocked()

@@ -96,6 +96,7 @@ func (s *Session) Compact(ctx context.Context, instructions, operationID string)
 	defer func() {
 		s.mu.Lock()
 		s.turn = nil
+		s.trimTailLocked() // idle now: an emptied tail keeps no block
 		s.mu.Unlock()
 	}()
 	res, err := s.compact(runCtx, t, instructions)

@@ -5,25 +5,28 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
 // Delivery at the reader's pace (SPEC §24). Every attachment is a cursor: the seq
-// of the last update its connection was sent. While it is behind the session's
-// committed seq (what the replay log has stored: durable before visible), one
-// goroutine of its own reads the next updates from the session's tail in memory, or
-// from the store when they are older than the tail, and hands them to the
-// connection one by one, waiting while the connection has no room. A cursor is
-// detached as lagged only when what it needs next is no longer kept, or when its
-// connection took nothing for the session's LagAfter.
+// of the last update its connection was sent. It has no goroutine of its own.
+// While it is behind the session's committed seq (what the replay log has stored:
+// durable before visible), it is registered with its connection (Subscriber.Want),
+// whose writer, whenever it has room, calls the cursor's Pull: that reads the next
+// updates from the session's tail in memory, or from the store when they are older
+// than the tail, and hands the connection as many as it takes. A connection that
+// does not read costs its writer, blocked in its write, and the cursor's fields;
+// nothing else. A cursor is detached as lagged only when what it needs next is no
+// longer kept, or when its connection took nothing for the session's LagAfter.
 
 // LagAfter is how long a cursor waits for its connection to take an update before
 // it is detached as lagged (Options.LagAfter).
 const LagAfter = 30 * time.Second
 
-// deliverBatch bounds the entries a cursor takes from the tail at a time, and
+// deliverBatch bounds the entries a cursor hands its connection at a time, and
 // storePage those it reads from the store at a time.
 const (
 	deliverBatch = 64
@@ -53,15 +56,33 @@ func (s *Session) limitLocked() uint64 {
 	return s.committed
 }
 
-// kickLocked starts the delivery goroutine of each cursor that is behind; mu is held.
+// kickLocked registers with its connection each cursor that is behind and not
+// registered yet; mu is held.
 func (s *Session) kickLocked() {
 	limit := s.limitLocked()
-	for _, a := range s.subs {
-		if !a.running && !a.gone && a.sent < limit {
-			a.running = true
-			go s.deliver(a)
+	for i := 0; i < len(s.subs); {
+		a := s.subs[i]
+		if !a.wanting && !a.gone && a.sent < limit && !s.wantLocked(a) {
+			continue // its connection closed: removed, the next one is at i
 		}
+		i++
 	}
+}
+
+// wantLocked registers a, which has updates to hand its connection, to be pulled
+// once the connection has room, and watches it for lagging from now on (unless it
+// waits already); false (and a removed) when the connection is gone; mu is held.
+func (s *Session) wantLocked(a *attachment) bool {
+	a.wanting = true
+	if err := a.sub.Want(a); err != nil {
+		s.removeLocked(a)
+		return false
+	}
+	if a.blocked.IsZero() {
+		a.blocked = time.Now()
+	}
+	s.watchLagLocked(a)
+	return true
 }
 
 // trimTailLocked drops from the tail what every cursor has passed; mu is held.
@@ -70,7 +91,7 @@ func (s *Session) trimTailLocked() {
 	for _, a := range s.subs {
 		passed = min(passed, a.sent)
 	}
-	s.tail.trim(s.committed, passed)
+	s.tail.trim(s.committed, passed, s.turn != nil)
 }
 
 // removeLocked detaches a; mu is held.
@@ -78,162 +99,192 @@ func (s *Session) removeLocked(a *attachment) {
 	if i := slices.Index(s.subs, a); i >= 0 {
 		s.subs = slices.Delete(s.subs, i, i+1)
 	}
-	a.gone, a.running = true, false
+	a.gone, a.page = true, nil
+	if a.timer != nil {
+		a.timer.Stop()
+	}
 	a.wakeLocked()
 }
 
-// deliver is the goroutine of cursor a while it is behind.
-func (s *Session) deliver(a *attachment) {
-	var buf []tailEntry
-	var payloads []jsontext.Value
-	var frames [][]byte
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		s.mu.Lock()
+// batch is what a Pull hands its connection at a time: the entries, their
+// payloads and frames. Batches are shared by every cursor (batches), each held
+// only during one Pull.
+type batch struct {
+	entries  []tailEntry
+	payloads []jsontext.Value
+	frames   [][]byte
+}
+
+var batches = sync.Pool{New: func() any {
+	return &batch{
+		entries:  make([]tailEntry, 0, deliverBatch),
+		payloads: make([]jsontext.Value, 0, deliverBatch),
+		frames:   make([][]byte, 0, deliverBatch),
+	}
+}}
+
+// Pull is called by a's connection, on its writer, once it has room: a hands it
+// the next updates (Subscriber.Want).
+func (a *attachment) Pull() { a.s.pull(a) }
+
+// pull hands a's connection, from the tail or the store, the updates after a.sent
+// up to the limit, as many as it takes; when it took fewer, a waits for the next
+// Pull, and is lagged if none comes within LagAfter.
+func (s *Session) pull(a *attachment) {
+	s.mu.Lock()
+	b := batches.Get().(*batch) // taken under mu: about one per session streaming
+	a.wanting = false
+	for !a.gone {
 		limit := s.limitLocked()
-		if a.gone || a.sent >= limit {
-			a.running = false
-			if !a.gone && s.ended && a.sent >= s.finalSeq {
+		if a.sent >= limit {
+			a.blocked = time.Time{}
+			if s.ended && a.sent >= s.finalSeq {
 				s.removeLocked(a) // the session ended and a has all of it
 			}
 			s.trimTailLocked()
-			s.mu.Unlock()
-			return
+			break
 		}
-		from, gen := a.sent, a.gen
-		var inTail bool
-		buf, inTail = s.tail.after(from, limit, buf[:0], deliverBatch)
-		s.mu.Unlock()
-		if !inTail {
-			var truncated bool
-			var err error
-			buf, truncated, err = s.readStored(from, limit, buf[:0])
-			if err != nil || truncated {
-				if err != nil {
-					s.mgr.log.Error("reading the replay log for a connection; detached it as lagged", "session", s.ID, "err", err)
-				}
-				if s.lag(a, gen) {
-					return
-				}
-				continue
-			}
-			if len(buf) == 0 { // nothing is stored between from and limit
-				s.mu.Lock()
-				if a.gen == gen && a.sent == from {
-					a.sent = limit
-					a.wakeLocked()
-				}
-				s.mu.Unlock()
-				continue
-			}
-		}
-		payloads, frames = payloads[:0], frames[:0]
-		for _, e := range buf {
-			payloads = append(payloads, e.payload)
-			if e.frame != nil {
-				frames = append(frames, e.frame)
-			}
-		}
-		if len(frames) != len(payloads) { // read from the store: not framed
-			frames = frames[:0]
-		}
-		for done := 0; done < len(buf); {
-			var fr [][]byte
-			if len(frames) > 0 {
-				fr = frames[done:]
-			}
-			n, took, closed := s.push(a, payloads[done:], fr, &timer)
-			if closed {
-				s.mu.Lock()
-				s.removeLocked(a)
-				s.mu.Unlock()
-				return
-			}
-			if !took {
-				if s.lag(a, gen) {
-					return
-				}
-				break
-			}
-			done += n
-			s.mu.Lock()
-			moved := a.gen != gen || a.gone
-			if !moved {
-				a.sent = buf[done-1].seq
-				a.count += n
-				a.wakeLocked()
-			}
-			s.mu.Unlock()
-			if moved {
-				break
-			}
-		}
-		clear(payloads)
-		clear(frames)
-		clear(buf)
-	}
-}
-
-// push hands a's connection as many of payloads (and their frames, when framed)
-// as it takes, at least one,
-// waiting while it takes none. took is false when it took nothing for LagAfter;
-// closed when the connection is gone.
-func (s *Session) push(a *attachment, payloads []jsontext.Value, frames [][]byte, timer **time.Timer) (n int, took, closed bool) {
-	for {
-		n, err := a.sub.Deliver(payloads, frames)
-		if err != nil {
-			return 0, false, true
-		}
-		if n > 0 {
-			return n, true, false
-		}
-		room := a.sub.Room()
-		if *timer == nil {
-			*timer = time.NewTimer(s.mgr.opts.LagAfter)
+		b.entries = b.entries[:0]
+		if len(a.page) > 0 {
+			b.entries = append(b.entries, a.page[:min(len(a.page), deliverBatch)]...)
 		} else {
-			(*timer).Reset(s.mgr.opts.LagAfter)
-		}
-		select {
-		case <-room:
-			if !(*timer).Stop() {
-				select {
-				case <-(*timer).C:
-				default:
+			var inTail bool
+			if b.entries, inTail = s.tail.after(a.sent, limit, b.entries, deliverBatch); !inTail {
+				if !s.readPageLocked(a, limit) {
+					break
 				}
+				continue
 			}
-		case <-(*timer).C:
-			return 0, false, false
 		}
+		n, err := s.handLocked(a, b)
+		if err != nil {
+			s.removeLocked(a)
+			break
+		}
+		if n == 0 { // no room: the next Pull comes once there is
+			if !a.wanting {
+				s.wantLocked(a)
+			}
+			break
+		}
+		if len(a.page) > 0 {
+			a.page = a.page[n:]
+			if len(a.page) == 0 {
+				a.page = nil
+			}
+		}
+		a.sent = b.entries[n-1].seq
+		a.count += n
+		a.blocked = time.Time{}
+		a.wakeLocked()
 	}
+	clear(b.entries[:cap(b.entries)])
+	batches.Put(b)
+	s.mu.Unlock()
 }
 
-// lag detaches a, which fell behind, and tells its connection; false (and nothing
-// done) when an attach moved the cursor meanwhile, which then goes on from there.
-func (s *Session) lag(a *attachment, gen uint64) bool {
-	s.mu.Lock()
-	if a.gen != gen && !a.gone {
-		s.mu.Unlock()
+// handLocked hands a's connection the entries of b, framed when they all are, and
+// returns how many it took; mu is held (Deliver never waits).
+func (s *Session) handLocked(a *attachment, b *batch) (int, error) {
+	b.payloads, b.frames = b.payloads[:0], b.frames[:0]
+	for _, e := range b.entries {
+		b.payloads = append(b.payloads, e.payload)
+		if e.frame != nil {
+			b.frames = append(b.frames, e.frame)
+		}
+	}
+	frames := b.frames
+	if len(frames) != len(b.payloads) { // read from the store: not framed
+		frames = nil
+	}
+	n, err := a.sub.Deliver(b.payloads, frames)
+	clear(b.payloads)
+	clear(b.frames)
+	return n, err
+}
+
+// readPageLocked reads into a.page the next page of a's updates from the store,
+// with mu released meanwhile (on the connection's writer, which has nothing else
+// to write for a), and reports whether a goes on: false once it was lagged, gone or
+// moved (an attach moved it: it is registered again from there); mu is held.
+func (s *Session) readPageLocked(a *attachment, limit uint64) bool {
+	from, gen := a.sent, a.gen
+	s.mu.Unlock()
+	page, truncated, err := s.readStored(from, limit, nil)
+	if err != nil {
+		s.mgr.log.Error("reading the replay log for a connection; detached it as lagged", "session", s.ID, "err", err)
+	}
+	if err != nil || truncated {
+		s.lag(a, gen)
+		s.mu.Lock()
 		return false
 	}
-	wasGone, afterSeq := a.gone, a.sent
+	s.mu.Lock()
+	if a.gone || a.gen != gen { // moved: the attach registered it from there
+		return false
+	}
+	if len(page) == 0 { // nothing is stored between from and limit
+		a.sent = limit
+		a.wakeLocked()
+		return true
+	}
+	a.page = page
+	return true
+}
+
+// watchLagLocked makes sure a is lagged if its connection takes nothing of what it
+// has for LagAfter from a.blocked; mu is held.
+func (s *Session) watchLagLocked(a *attachment) {
+	if a.timing {
+		return
+	}
+	a.timing = true
+	wait := s.mgr.opts.LagAfter - time.Since(a.blocked)
+	if a.timer == nil {
+		a.timer = time.AfterFunc(wait, func() { s.checkLag(a) })
+	} else {
+		a.timer.Reset(wait)
+	}
+}
+
+// checkLag runs LagAfter after a was blocked: a is lagged if its connection still
+// took nothing since, else watched again from when it was blocked last.
+func (s *Session) checkLag(a *attachment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.timing = false
+	switch {
+	case a.gone || a.blocked.IsZero():
+	case time.Since(a.blocked) < s.mgr.opts.LagAfter:
+		s.watchLagLocked(a)
+	default:
+		s.lagLocked(a)
+	}
+}
+
+// lag detaches a, which fell behind, and tells its connection; nothing is done
+// when an attach moved the cursor meanwhile (gen), which then goes on from there.
+func (s *Session) lag(a *attachment, gen uint64) {
+	s.mu.Lock()
+	if a.gen == gen && !a.gone {
+		s.lagLocked(a)
+	}
+	s.mu.Unlock()
+}
+
+// lagLocked detaches a and tells its connection, before anyone waiting on a
+// (WaitDelivered: the prompt's answer) may go on, so that lagged comes right behind
+// the last update it was sent; mu is held (Lagged never waits).
+func (s *Session) lagLocked(a *attachment) {
 	s.removeLocked(a)
 	s.trimTailLocked()
-	s.mu.Unlock()
-	if !wasGone {
-		s.mgr.log.Warn("a connection fell behind the session's updates; detached it", "session", s.ID, "afterSeq", afterSeq)
-		a.sub.Lagged(s.ID, afterSeq)
-	}
-	return true
+	s.mgr.log.Warn("a connection fell behind the session's updates; detached it", "session", s.ID, "afterSeq", a.sent)
+	a.sub.Lagged(s.ID, a.sent)
 }
 
 // readStored reads from the store a page of the updates with after < seq <= upTo,
 // and reports truncated when the one right after after is no longer kept. It runs
-// on the cursor's goroutine, under no lock.
+// on the cursor's connection's writer (pull), under no lock.
 func (s *Session) readStored(after, upTo uint64, dst []tailEntry) ([]tailEntry, bool, error) {
 	oldest, err := s.mgr.st.Updates(s.mgr.life, s.ID, after, func(u store.Update) error {
 		if u.Seq > upTo || len(dst) >= storePage {

@@ -230,7 +230,7 @@ func (s *Session) shutdown(cause error) {
 	s.mu.Lock()
 	s.ended, s.finalSeq = true, final
 	for _, a := range slices.Clone(s.subs) {
-		if !a.running && a.sent >= final {
+		if a.sent >= final {
 			s.removeLocked(a)
 		}
 	}
@@ -327,8 +327,10 @@ func (s *Session) nextSeqLocked() (uint64, bool) {
 }
 
 // deliverLocked makes seq (from nextSeqLocked) the last one used and queues raw
-// for the replay log and, while connections are attached, the tail; both copy it:
-// raw may be reused once it returns. The caller holds pub.
+// for the replay log and, while connections are attached, the tail. raw may be
+// reused once it returns: the tail copies it, and the log refers to the tail's
+// copy (never written again), or copies it when the tail keeps none. The caller
+// holds pub.
 //
 // The tail takes it first: the replay log may commit it, and cursors deliver up
 // to what is committed, as soon as it is queued; one that found a committed seq
@@ -336,19 +338,20 @@ func (s *Session) nextSeqLocked() (uint64, bool) {
 // store it, be lagged for an update it was about to be sent.
 func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	s.seq = seq
+	kept := false
 	s.mu.Lock()
 	if len(s.subs) == 0 {
 		if s.tail.entries != nil {
 			s.tail.reset()
 		}
 	} else {
-		s.tail.add(seq, raw)
+		raw, kept = s.tail.add(seq, raw), true
 		if seq%64 == 0 {
 			s.trimTailLocked()
 		}
 	}
 	s.mu.Unlock()
-	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
+	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw}, kept)
 }
 
 func (s *Session) capableSubscribers() []Subscriber {

@@ -52,8 +52,9 @@ const (
 	tailOwnAlloc   = 8 << 10
 )
 
-// add keeps a copy of payload, framed (FrameUpdate), as the update seq.
-func (t *tail) add(seq uint64, payload []byte) {
+// add keeps a copy of payload, framed (FrameUpdate), as the update seq, and
+// returns the copy of payload in it, which is never written again.
+func (t *tail) add(seq uint64, payload []byte) []byte {
 	var f []byte
 	if n := len(updateFramePrefix) + len(payload) + len(updateFrameSuffix); n > tailOwnAlloc {
 		f = FrameUpdate(make([]byte, 0, n), payload)
@@ -74,6 +75,7 @@ func (t *tail) add(seq uint64, payload []byte) {
 	}
 	t.entries = append(t.entries, tailEntry{seq: seq, payload: p, frame: f})
 	t.bytes += len(p)
+	return p
 }
 
 // reset drops everything, the memory included.
@@ -90,8 +92,11 @@ func (t *tail) oldest() uint64 {
 }
 
 // trim drops the entries from the front that are at most committed and either at
-// most passed (every cursor has them) or beyond the tail's bounds.
-func (t *tail) trim(committed, passed uint64) {
+// most passed (every cursor has them) or beyond the tail's bounds. Emptied while
+// busy (a turn runs: more is coming), it keeps its block and entries for the next
+// ones: a cursor that keeps up empties it at every commit, and a new block each
+// time was most of a streaming turn's garbage.
+func (t *tail) trim(committed, passed uint64, busy bool) {
 	for t.head < len(t.entries) {
 		e := t.entries[t.head]
 		if e.seq > committed {
@@ -107,10 +112,12 @@ func (t *tail) trim(committed, passed uint64) {
 	}
 	if t.head == len(t.entries) {
 		t.entries, t.head, t.bytes = t.entries[:0], 0, 0
-		if cap(t.entries) > 1024 {
-			t.entries = nil // a burst is over: an idle session keeps little
+		if !busy {
+			if cap(t.entries) > 1024 {
+				t.entries = nil // a burst is over: an idle session keeps little
+			}
+			t.block = nil
 		}
-		t.block = nil
 	}
 }
 

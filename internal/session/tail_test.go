@@ -24,11 +24,11 @@ func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 	if got, ok := tl.after(100, 120, nil, 100); !ok || len(got) != 20 || got[19].seq != 120 {
 		t.Fatalf("after(100) up to 120: %v, %d entries", ok, len(got))
 	}
-	tl.trim(150, 180) // committed up to 150, every cursor past 180
+	tl.trim(150, 180, false) // committed up to 150, every cursor past 180
 	if tl.oldest() != 151 {
 		t.Fatalf("after trimming up to the committed 150, the oldest kept is %d", tl.oldest())
 	}
-	tl.trim(200, 170)
+	tl.trim(200, 170, false)
 	if tl.oldest() != 171 {
 		t.Fatalf("after trimming to the cursors' 170, the oldest kept is %d", tl.oldest())
 	}
@@ -37,15 +37,39 @@ func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 		tl.add(seq, big)
 	}
 	last := tl.entries[len(tl.entries)-1].seq
-	tl.trim(last-1, 170) // a cursor far behind: the bound wins, the uncommitted stay
+	tl.trim(last-1, 170, false) // a cursor far behind: the bound wins, the uncommitted stay
 	if tl.bytes > maxTailBytes+len(big) || tl.oldest() <= 171 {
 		t.Fatalf("over its bound the tail keeps %d bytes from %d", tl.bytes, tl.oldest())
 	}
 	if got, ok := tl.after(last-1, last, nil, 1); !ok || got[0].seq != last {
 		t.Fatalf("the uncommitted last entry is gone: %v %+v", ok, got)
 	}
-	tl.trim(last, last)
+	tl.trim(last, last, false)
 	if tl.oldest() != 0 || tl.bytes != 0 {
 		t.Fatalf("everything committed and passed, the tail keeps %d bytes from %d", tl.bytes, tl.oldest())
+	}
+}
+
+// TestATailEmptiedDuringATurnKeepsItsBlock: a cursor that keeps up empties the
+// tail at every commit; during a turn the tail then goes on in the block it has,
+// and once idle it keeps nothing.
+func TestATailEmptiedDuringATurnKeepsItsBlock(t *testing.T) {
+	var tl tail
+	tl.add(1, []byte(`{"seq":1}`))
+	block := &tl.block[:1][0]
+	tl.trim(1, 1, true)
+	if tl.oldest() != 0 || tl.block == nil {
+		t.Fatalf("emptied during a turn: oldest %d, block kept %v", tl.oldest(), tl.block != nil)
+	}
+	tl.add(2, []byte(`{"seq":2}`))
+	if &tl.block[:1][0] != block {
+		t.Fatal("the next update went to a new block")
+	}
+	if got, ok := tl.after(1, 2, nil, 1); !ok || string(got[0].payload) != `{"seq":2}` {
+		t.Fatalf("after(1): %v %+v", ok, got)
+	}
+	tl.trim(2, 2, false)
+	if tl.block != nil || tl.entries != nil && cap(tl.entries) > 1024 {
+		t.Fatal("an idle tail keeps its block")
 	}
 }

@@ -132,6 +132,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 			s.context, s.contextIDs = out.Context, contextIDs(historyIDs, len(history), t.ids, len(out.Context))
 		}
 		s.turn = nil
+		s.trimTailLocked() // idle now: an emptied tail keeps no block
 		s.mu.Unlock()
 		if storageErr != nil {
 			out = storageOutcome(out, storageErr)

@@ -30,7 +30,8 @@ type updateLog struct {
 	changed sync.Cond      // on mu: written moved, or the log stopped
 	pending []store.Update // added, not yet taken by the writer
 	owners  []*Session     // the session of each of pending
-	arena   []byte         // the payloads of pending, copied (add)
+	arena   arena          // the payloads of pending, copied (add)
+	free    [][]byte       // chunks of written batches, for arena to reuse
 	added   uint64         // updates added so far
 	written uint64         // updates stored (or failed to) so far
 	closing bool           // close was called: the writer drains and stops
@@ -47,9 +48,57 @@ type updateLog struct {
 // much as a hundred chunks). No timer holds a batch back: the window between an
 // update and its write is the write before it.
 const (
-	maxArena    = 4 << 20 // an arena grown past this by a burst of large updates is not kept
 	updateQueue = 8192
+	// Payloads are copied into chunks of arenaChunk bytes, which are reused once
+	// their batch is written, at most maxFree of them kept; a payload larger than
+	// arenaOwn gets an allocation of its own. A doubling arena per batch was a
+	// streaming turn's largest garbage.
+	arenaChunk = 64 << 10
+	arenaOwn   = arenaChunk / 4
+	maxFree    = 64
 )
+
+// arena holds copies of payloads in chunks, which never move: a copy stays where
+// it was made until the arena is emptied (release).
+type arena struct {
+	chunks [][]byte
+}
+
+// copy returns a copy of p in a, in its last chunk or in a new one from free.
+func (a *arena) copy(p []byte, free *[][]byte) []byte {
+	if len(p) > arenaOwn {
+		return append([]byte(nil), p...)
+	}
+	k := len(a.chunks)
+	if k == 0 || cap(a.chunks[k-1])-len(a.chunks[k-1]) < len(p) {
+		var c []byte
+		if n := len(*free); n > 0 {
+			c = (*free)[n-1]
+			(*free)[n-1] = nil
+			*free = (*free)[:n-1]
+		} else {
+			c = make([]byte, 0, arenaChunk)
+		}
+		a.chunks = append(a.chunks, c)
+		k++
+	}
+	c := a.chunks[k-1]
+	start := len(c)
+	c = append(c, p...)
+	a.chunks[k-1] = c
+	return c[start:len(c):len(c)]
+}
+
+// release empties a, handing its chunks to free (up to maxFree of them).
+func (a *arena) release(free *[][]byte) {
+	for i, c := range a.chunks {
+		if len(*free) < maxFree {
+			*free = append(*free, c[:0])
+		}
+		a.chunks[i] = nil
+	}
+	a.chunks = a.chunks[:0]
+}
 
 func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updateLog {
 	w := &updateLog{
@@ -62,9 +111,10 @@ func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updat
 	return w
 }
 
-// add queues one update, with a copy of its payload: the caller may reuse it. It
+// add queues one update, with a copy of its payload, so that the caller may reuse
+// it, unless stable: the payload is never written again (the session's tail's). It
 // waits while the queue is full.
-func (w *updateLog) add(s *Session, u store.Update) {
+func (w *updateLog) add(s *Session, u store.Update, stable bool) {
 	w.mu.Lock()
 	for len(w.pending) >= updateQueue && !w.done {
 		w.changed.Wait()
@@ -79,9 +129,9 @@ func (w *updateLog) add(s *Session, u store.Update) {
 		w.pending = make([]store.Update, 0, updateQueue)
 		w.owners = make([]*Session, 0, updateQueue)
 	}
-	start := len(w.arena)
-	w.arena = append(w.arena, u.Payload...)
-	u.Payload = w.arena[start:len(w.arena):len(w.arena)]
+	if !stable {
+		u.Payload = w.arena.copy(u.Payload, &w.free)
+	}
 	w.pending = append(w.pending, u)
 	w.owners = append(w.owners, s)
 	w.added++
@@ -125,14 +175,14 @@ func (w *updateLog) run() {
 	defer close(w.stopped)
 	batch := make([]store.Update, 0, updateQueue)
 	owners := make([]*Session, 0, updateQueue)
-	var arena []byte
+	var arena arena
 	var marks []commitMark
 	for range w.wake {
 		for {
 			w.mu.Lock()
 			batch, w.pending = w.pending, batch[:0]
 			owners, w.owners = w.owners, owners[:0]
-			arena, w.arena = w.arena, arena[:0]
+			arena, w.arena = w.arena, arena
 			closing := w.closing
 			w.mu.Unlock()
 			if len(batch) == 0 {
@@ -158,10 +208,8 @@ func (w *updateLog) run() {
 			n := len(batch)
 			clear(batch) // the store keeps nothing of it: arena is free again
 			clear(owners)
-			if cap(arena) > maxArena {
-				arena = nil
-			}
 			w.mu.Lock()
+			arena.release(&w.free)
 			w.written += uint64(n)
 			w.changed.Broadcast()
 			w.mu.Unlock()

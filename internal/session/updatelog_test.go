@@ -27,7 +27,7 @@ func TestUpdateLogFlushStoresEverythingAddedBefore(t *testing.T) {
 	w := newUpdateLog(ctx, st, slog.New(slog.DiscardHandler))
 	const n = 2*updateQueue + 1 // more than the queue holds (adding waits for the writer), fewer than the store keeps
 	for i := 1; i <= n; i++ {
-		w.add(nil, store.Update{SessionID: "s", Seq: uint64(i), Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))})
+		w.add(nil, store.Update{SessionID: "s", Seq: uint64(i), Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))}, false)
 	}
 	w.flush()
 	var got uint64
@@ -43,7 +43,7 @@ func TestUpdateLogFlushStoresEverythingAddedBefore(t *testing.T) {
 	if got != n {
 		t.Fatalf("%d updates stored after flush, want %d", got, n)
 	}
-	w.add(nil, store.Update{SessionID: "s", Seq: n + 1, Payload: []byte(`{}`)})
+	w.add(nil, store.Update{SessionID: "s", Seq: n + 1, Payload: []byte(`{}`)}, false)
 	w.close() // stores what is queued
 	if _, err := st.Updates(ctx, "s", n, func(store.Update) error { got++; return nil }); err != nil || got != n+1 {
 		t.Fatalf("after close: %d stored, %v", got, err)
