@@ -1,5 +1,7 @@
 package session
 
+import "sync"
+
 // tail is what a session keeps in memory of its recent updates, for the cursors of
 // its attached connections to read (delivery.go): one copy of each encoded update,
 // however many connections read it. Payloads are copied into blocks that are never
@@ -73,6 +75,9 @@ func (t *tail) add(seq uint64, payload []byte) []byte {
 		clear(t.entries[n:])
 		t.entries, t.head = t.entries[:n], 0
 	}
+	if t.entries == nil {
+		t.entries = getEntries()
+	}
 	t.entries = append(t.entries, tailEntry{seq: seq, payload: p, frame: f})
 	t.bytes += len(p)
 	return p
@@ -80,7 +85,27 @@ func (t *tail) add(seq uint64, payload []byte) []byte {
 
 // reset drops everything, the memory included.
 func (t *tail) reset() {
+	if cap(t.entries) > 1024 {
+		clear(t.entries[t.head:])
+		putEntries(t.entries)
+	}
 	*t = tail{}
+}
+
+// Entry arrays of more than 1,024 entries that a session's tail no longer needs
+// (its burst is over) go to a pool that the next streaming tail takes its array
+// from: grown again from nothing by doubling for every streamed turn, the array was
+// a tenth of a turn's publishing. An idle session keeps none. Their entries are
+// cleared: the pool holds no update.
+var entryArrays sync.Pool
+
+func putEntries(e []tailEntry) { entryArrays.Put(&e) }
+
+func getEntries() []tailEntry {
+	if p, ok := entryArrays.Get().(*[]tailEntry); ok {
+		return (*p)[:0]
+	}
+	return nil
 }
 
 // oldest is the seq of the first entry kept, 0 when none is.
@@ -114,7 +139,8 @@ func (t *tail) trim(committed, passed uint64, busy bool) {
 		t.entries, t.head, t.bytes = t.entries[:0], 0, 0
 		if !busy {
 			if cap(t.entries) > 1024 {
-				t.entries = nil // a burst is over: an idle session keeps little
+				putEntries(t.entries) // a burst is over: an idle session keeps little
+				t.entries = nil
 			}
 			t.block = nil
 		}
