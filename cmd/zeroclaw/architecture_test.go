@@ -80,3 +80,33 @@ func TestTheCoreKnowsNothingOfJSONRPC(t *testing.T) {
 		}
 	}
 }
+
+// TestTheDaemonBinaryLinksNoTerminalUI: the full-screen client's libraries (Bubble
+// Tea, Glamour and its highlighter, HTML sanitizer, markdown parser) are linked into
+// zeroclaw-tui only; in zeroclaw their package initialisation alone cost the daemon
+// two thirds of its start-up and half of its memory at rest.
+func TestTheDaemonBinaryLinksNoTerminalUI(t *testing.T) {
+	banned := []string{"charm.land/", "github.com/alecthomas/chroma", "github.com/yuin/goldmark",
+		"github.com/microcosm-cc/bluemonday", "github.com/zeroclaw-labs/zeroclaw-go/internal/tui"}
+	linked := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		var found []string
+		for _, dep := range strings.Fields(string(out)) {
+			for _, b := range banned {
+				if strings.HasPrefix(dep, b) {
+					found = append(found, dep)
+				}
+			}
+		}
+		return found
+	}
+	if found := linked("."); len(found) > 0 {
+		t.Errorf("zeroclaw links the terminal UI's packages: %s", strings.Join(found, " "))
+	}
+	if found := linked("../zeroclaw-tui"); len(found) < 5 {
+		t.Errorf("zeroclaw-tui links only %v of the terminal UI's packages", found)
+	}
+}

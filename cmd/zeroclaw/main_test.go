@@ -28,15 +28,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// zeroclaw and, beside it as `go install ./cmd/...` puts it, zeroclaw-tui (the
+	// full-screen client zeroclaw runs).
 	binary = filepath.Join(dir, "zeroclaw")
-	args := []string{"build", "-o", binary}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	build := exec.Command("go", append(args, ".")...)
+	build := exec.Command("go", append(args, ".", "../zeroclaw-tui")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building zeroclaw:", err)
+		fmt.Fprintln(os.Stderr, "building zeroclaw and zeroclaw-tui:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -2,16 +2,36 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/client"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/tui"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/version"
 )
+
+// TUIConfig is what the command line tells the full-screen client.
+type TUIConfig struct {
+	Agent, Session string
+	URL            string // a remote daemon's wss:// endpoint; "" is the local one
+	ConfigDir      string // --config-dir, for a daemon the client starts
+	ClientOptions  []client.Option
+	HistoryFile    string // the input history kept between runs ("" keeps none)
+	// Daemon is the zeroclaw binary an ephemeral daemon is started from: the one
+	// installed beside this program, or "" (this program, which has every command).
+	Daemon string
+}
+
+// TUIRunner runs the full-screen client in this process (zeroclaw-tui supplies one).
+type TUIRunner func(TUIConfig) error
+
+// tuiProgram is the program the full-screen client is, installed beside zeroclaw.
+const tuiProgram = "zeroclaw-tui"
 
 type tuiOptions struct {
 	configDir, agent, session string
@@ -35,14 +55,14 @@ is none of these is sent as the prompt (so /tool and /think reach the echo provi
 
 zeroclaw with no subcommand runs this in a terminal; without one it prints help.`
 
-func tuiCmd() *cobra.Command {
+func tuiCmd(run TUIRunner) *cobra.Command {
 	var o tuiOptions
 	cmd := &cobra.Command{
 		Use:   "tui [--agent A] [--session ID]",
 		Short: "The full-screen terminal client (also zeroclaw with no subcommand, in a terminal)",
 		Long:  tuiLong,
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runTUI(o) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runTUI(o, run) },
 	}
 	o.addFlags(cmd)
 	return cmd
@@ -56,7 +76,16 @@ func (o *tuiOptions) addFlags(cmd *cobra.Command) {
 	o.remote.add(f)
 }
 
-func runTUI(o tuiOptions) error {
+// runTUI runs the full-screen client: in this process when it has the UI (run), else
+// by handing the terminal and the same command line to zeroclaw-tui.
+func runTUI(o tuiOptions, run TUIRunner) error {
+	if run == nil {
+		path, err := findTUI()
+		if err != nil {
+			return err
+		}
+		return handOver(path, os.Args[1:])
+	}
 	if !interactiveTerminal() {
 		return errors.New("zeroclaw tui needs a terminal; zeroclaw chat reads a prompt from stdin")
 	}
@@ -68,11 +97,45 @@ func runTUI(o tuiOptions) error {
 	if dirs.Ensure() == nil {
 		history = filepath.Join(dirs.DataDir, "tui_history")
 	}
-	return tui.Run(tui.RunOptions{
+	return run(TUIConfig{
 		Agent: o.agent, Session: o.session, URL: o.remote.url, ConfigDir: o.configDir,
-		ClientOptions: o.remote.options(), HistoryFile: history,
-		ClientName: "zeroclaw-tui", ClientVer: version.Version,
+		ClientOptions: o.remote.options(), HistoryFile: history, Daemon: beside("zeroclaw"),
 	})
+}
+
+// findTUI finds zeroclaw-tui: beside this program (what `go install ./cmd/...`
+// does), else on PATH.
+func findTUI() (string, error) {
+	if p := beside(tuiProgram); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath(tuiProgram); err == nil {
+		return p, nil
+	}
+	self, _ := os.Executable()
+	return "", fmt.Errorf("the full-screen client is the %s program, and it is neither beside %s nor on PATH: "+
+		"install it with `go install ./cmd/zeroclaw-tui` (or run `go run ./cmd/zeroclaw-tui`); zeroclaw chat is the line client",
+		tuiProgram, self)
+}
+
+// beside is the path of the program name in this program's directory (symbolic links
+// resolved), or "" when there is none.
+func beside(name string) string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	p := filepath.Join(filepath.Dir(self), name)
+	if st, err := os.Stat(p); err != nil || st.IsDir() || p == self {
+		return ""
+	}
+	return p
 }
 
 // interactiveTerminal reports whether stdin and stdout are both a terminal.

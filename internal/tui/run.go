@@ -21,9 +21,12 @@ type RunOptions struct {
 	// URL is a remote daemon's wss:// endpoint; empty means the local endpoint,
 	// with an ephemeral daemon started when none answers (as `zeroclaw chat` does).
 	URL string
-	// ConfigDir is the daemon's config directory (--config-dir) for an auto-started
-	// daemon; empty means the default.
+	// ConfigDir is the daemon's config directory (--config-dir); empty means the
+	// default.
 	ConfigDir string
+	// AutoStart says how a daemon is started when none answers on the local
+	// endpoint (its ConfigDir defaults to ConfigDir).
+	AutoStart client.AutoStart
 	// ClientOptions go to client.Dial (a remote daemon's token and fingerprint).
 	ClientOptions []client.Option
 	// HistoryFile keeps the input history between runs ("" keeps none).
@@ -38,7 +41,11 @@ type RunOptions struct {
 func Run(o RunOptions) error {
 	opts := append([]client.Option{}, o.ClientOptions...)
 	if o.URL == "" {
-		opts = append(opts, client.WithAutoStart(client.AutoStart{ConfigDir: o.ConfigDir}))
+		start := o.AutoStart
+		if start.ConfigDir == "" {
+			start.ConfigDir = o.ConfigDir
+		}
+		opts = append(opts, client.WithAutoStart(start))
 	}
 	if o.ClientName != "" {
 		opts = append(opts, client.WithClientInfo(o.ClientName, o.ClientVer))
