@@ -53,7 +53,9 @@ Commands: /sessions (Enter resumes, r renames, d deletes, f forks), /new, /model
 /mode, /attach PATH, /compact [INSTRUCTIONS], /title TEXT, /help, /quit. A / line that
 is none of these is sent as the prompt (so /tool and /think reach the echo provider).
 
-zeroclaw with no subcommand runs this in a terminal; without one it prints help.`
+zeroclaw with no subcommand runs this in a terminal; without one it prints help. The
+client is the zeroclaw-tui program, found beside zeroclaw or on PATH (go install
+./cmd/zeroclaw ./cmd/zeroclaw-tui installs both); it takes every command zeroclaw takes.`
 
 func tuiCmd(run TUIRunner) *cobra.Command {
 	var o tuiOptions
