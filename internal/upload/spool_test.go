@@ -367,15 +367,7 @@ func TestAChunkOfASpooledUploadDecodesWithoutAllocating(t *testing.T) {
 		// The spool's goroutines open its file (which allocates) once it starts; on a
 		// busy machine that happened during the measured chunks. Wait until they wait.
 		synctest.Wait()
-		off := int64(0)
-		allocs := testing.AllocsPerRun(chunks-1, func() {
-			n, err := st.Chunk("c", b.UploadID, off, enc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			off = n
-		})
-		if allocs > 1 {
+		if allocs := chunkAllocs(t, st, b.UploadID, enc, chunks-1); allocs > 1 {
 			t.Errorf("%.1f allocations per 1 MiB spooled chunk, want at most 1", allocs)
 		}
 	})

@@ -125,17 +125,23 @@ func TestAChunkDecodesWithoutAllocating(t *testing.T) {
 	b, _ := st.Begin("c", testBound{"s"}, chunks*ChunkBytes, "", "")
 	enc := b64(random(ChunkBytes))
 	mustChunk(t, st, b.UploadID, 0, nil) // the buffer is allocated at the first chunk
+	if allocs := chunkAllocs(t, st, b.UploadID, enc, chunks-1); allocs > 1 {
+		t.Errorf("%.1f allocations per 1 MiB chunk, want at most 1", allocs)
+	}
+}
+
+// chunkAllocs is the allocations per chunk of n chunks of enc, one after the other
+// from offset 0, into the upload id of connection "c".
+func chunkAllocs[B Bound](t *testing.T, st *Stage[B], id string, enc []byte, n int) float64 {
+	t.Helper()
 	off := int64(0)
-	allocs := testing.AllocsPerRun(chunks-1, func() {
-		n, err := st.Chunk("c", b.UploadID, off, enc)
+	return testing.AllocsPerRun(n, func() {
+		next, err := st.Chunk("c", id, off, enc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		off = n
+		off = next
 	})
-	if allocs > 1 {
-		t.Errorf("%.1f allocations per 1 MiB chunk, want at most 1", allocs)
-	}
 }
 
 // BenchmarkChunk: one 1 MiB chunk's data_b64 decoded into the staging buffer and
