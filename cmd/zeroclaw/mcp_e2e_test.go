@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,24 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// gone reports whether pid no longer runs (a zombie waiting for its new parent to
-// reap it counts as gone).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
 
 // TestKill9OfTheDaemonLeavesNoMCPServer: a stdio server that ends with its stdin
 // (server-everything) and one that ignores it (PR_SET_PDEATHSIG ends it) both go
@@ -81,12 +65,8 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 		t.Fatal("the servers are not running before the kill")
 	}
 	kill9(t, d)
-	deadline = time.Now().Add(30 * time.Second)
-	for !gone(pid) || !gone(stubborn) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after kill -9 of the daemon: everything (pid %d) gone %v, stubborn (pid %d) gone %v", pid, gone(pid), stubborn, gone(stubborn))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitGone(t, pid, 30*time.Second) || !waitGone(t, stubborn, 30*time.Second) {
+		t.Fatalf("after kill -9 of the daemon: everything (pid %d) gone %v, stubborn (pid %d) gone %v", pid, gone(pid), stubborn, gone(stubborn))
 	}
 }
 

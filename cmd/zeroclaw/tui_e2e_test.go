@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,7 @@ func startTmux(t *testing.T, h string, width, height int, args ...string) *tmuxP
 	for _, a := range args {
 		cmdline += " " + shellQuote(a)
 	}
-	cmdline += "\necho $? > " + shellQuote(p.exit) + "\nsleep 600\n"
+	cmdline += "\necho $? > " + shellQuote(p.exit) + "\ntmux wait-for -S exited\nsleep 600\n"
 	if err := os.WriteFile(script, []byte(cmdline), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +60,18 @@ func startTmux(t *testing.T, h string, width, height int, args ...string) *tmuxP
 		exec.Command("tmux", "-S", p.socket, "kill-server").Run()
 	})
 	return p
+}
+
+// waitExit waits at most within for the pane's command to end, and returns its exit
+// status: the pane's script signals the tmux channel "exited" once it has written it.
+func (p *tmuxPane) waitExit(within time.Duration) (status string, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := exec.CommandContext(ctx, "tmux", "-S", p.socket, "wait-for", "exited").Run(); err != nil {
+		return "", false
+	}
+	b, err := os.ReadFile(p.exit)
+	return strings.TrimSpace(string(b)), err == nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -245,19 +258,12 @@ func TestTUIUnderTmuxStreamsApprovesCancelsResumesAndSurvivesARestart(t *testing
 	// Ctrl-C twice leaves, with status 0.
 	p.keys("C-c")
 	p.keys("C-c")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, err := os.ReadFile(p.exit)
-		if err == nil && len(b) > 0 {
-			if strings.TrimSpace(string(b)) != "0" {
-				t.Fatalf("exit status %s", b)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("zeroclaw did not exit after Ctrl-C twice:\n%s", p.capture())
-		}
-		time.Sleep(50 * time.Millisecond) // polling for the exit file, with a deadline
+	status, ok := p.waitExit(30 * time.Second)
+	if !ok {
+		t.Fatalf("zeroclaw did not exit after Ctrl-C twice:\n%s", p.capture())
+	}
+	if status != "0" {
+		t.Fatalf("exit status %s", status)
 	}
 }
 
