@@ -25,7 +25,7 @@ func run(c cli.TUIConfig) error {
 	return tui.Run(tui.RunOptions{
 		Agent: c.Agent, Session: c.Session, URL: c.URL, ConfigDir: c.ConfigDir,
 		ClientOptions: c.ClientOptions, HistoryFile: c.HistoryFile,
-		AutoStart:  client.AutoStart{Executable: c.Daemon, ConfigDir: c.ConfigDir},
+		AutoStart:  client.AutoStart{Executable: c.Daemon},
 		ClientName: "zeroclaw-tui", ClientVer: version.Version,
 	})
 }

@@ -12,12 +12,8 @@ import (
 // status (Windows has no exec). Ctrl-C reaches every process of the console: this one
 // leaves it to the child, which decides what it means.
 func handOver(path string, args []string) error {
-	interrupts := make(chan os.Signal, 1)
-	signal.Notify(interrupts, os.Interrupt)
-	go func() {
-		for range interrupts {
-		}
-	}()
+	// Notified (to a channel nobody reads), Ctrl-C does not end this process.
+	signal.Notify(make(chan os.Signal, 1), os.Interrupt)
 	cmd := exec.Command(path, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err := cmd.Run()
