@@ -60,7 +60,10 @@ func TestTUIUnderTmuxSessionControlsToolboxAndFork(t *testing.T) {
 	p.typeText(`/tool update_plan {"entries":[{"content":"write the notes","status":"completed"},` +
 		`{"content":"edit the notes","status":"in_progress","priority":"high"},{"content":"ship it","status":"pending"}]}`)
 	p.keys("Enter")
-	screen = p.waitFor("Plan 1/3")
+	// The plan update comes during the call, before its result: wait for both.
+	screen = p.waitScreen("the plan and the finished card", func(s string) bool {
+		return strings.Contains(s, "Plan 1/3") && strings.Contains(s, "✓ update_plan 3 entries")
+	})
 	for _, want := range []string{"✓ update_plan 3 entries", "✓ write the notes", "▸ edit the notes (high)", "○ ship it"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the plan lacks %q:\n%s", want, screen)
