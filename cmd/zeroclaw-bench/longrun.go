@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,14 +26,21 @@ import (
 
 // historyReport is one session's turns one after the other.
 type historyReport struct {
-	Turns     int     `json:"turns"`
-	EarlyAt   int     `json:"early_at"`     // the turn around which EarlyP50 is taken
-	EarlyP50  float64 `json:"early_p50_ms"` // p50 of the 50 turns up to EarlyAt
-	LateP50   float64 `json:"late_p50_ms"`  // p50 of the last 50 turns
-	Ratio     float64 `json:"ratio"`        // LateP50 / EarlyP50
-	WALBytes  int64   `json:"wal_bytes"`    // sessions.db-wal after the turns
-	DBBytes   int64   `json:"db_bytes"`     // sessions.db after the turns
-	DataBytes int64   `json:"data_bytes"`   // the data dir after the turns
+	Turns    int     `json:"turns"`
+	EarlyAt  int     `json:"early_at"`     // the turn around which EarlyP50 is taken
+	EarlyP50 float64 `json:"early_p50_ms"` // p50 of the 50 turns up to EarlyAt
+	LateP50  float64 `json:"late_p50_ms"`  // p50 of the last 50 turns
+	// The comparison (measureHistory): Rounds turns of the long session, each
+	// followed by one of a second session taken from EarlyAt/2 turns to
+	// EarlyAt/2+Rounds, so that both see the same load; AltLongP50 and AltShortP50
+	// are their p50s, and Ratio is AltLongP50 / AltShortP50.
+	Rounds      int     `json:"rounds"`
+	AltLongP50  float64 `json:"alt_long_p50_ms"`
+	AltShortP50 float64 `json:"alt_short_p50_ms"`
+	Ratio       float64 `json:"ratio"`
+	WALBytes    int64   `json:"wal_bytes"`  // sessions.db-wal after the turns
+	DBBytes     int64   `json:"db_bytes"`   // sessions.db after the turns
+	DataBytes   int64   `json:"data_bytes"` // the data dir after the turns
 	// WALAfterPauseBytes is the WAL once writes paused for 2 s (SPEC §24: truncated).
 	WALAfterPauseBytes int64 `json:"wal_after_pause_bytes"`
 	// RowsBytes is what the session's transcript and replay rows hold (the text
@@ -108,10 +116,12 @@ func measureHistory(bin string, maxConns int, o options, h *historyReport) error
 		}
 	}
 	h.EarlyP50, h.LateP50 = median(early), median(late)
-	h.Ratio = ratio(h.LateP50, h.EarlyP50)
 	h.WALBytes = sizeOf(filepath.Join(data, "sessions.db-wal"))
 	h.DBBytes = sizeOf(filepath.Join(data, "sessions.db"))
 	h.DataBytes = dirSize(data)
+	if err := compareHistory(c, id, prompt, h); err != nil {
+		return err
+	}
 	time.Sleep(2 * time.Second) // a pause in the writes, which the WAL figure is about
 	h.WALAfterPauseBytes = sizeOf(filepath.Join(data, "sessions.db-wal"))
 	c.close()
@@ -123,6 +133,55 @@ func measureHistory(bin string, maxConns int, o options, h *historyReport) error
 		return err
 	}
 	h.DataRatio = ratio(float64(h.StoppedDataBytes), float64(h.RowsBytes))
+	return nil
+}
+
+// compareHistory sets the comparison of h: the long session id against a second
+// session near turn h.EarlyAt, one turn of each in turn, so that a change in the
+// machine's load (other work, the page cache, a GC) weighs on both alike. Turns
+// of the same session, thousands apart, were compared before: their p50s moved
+// by ±30 % with the load of a shared machine. The second session is deleted after,
+// so that the storage figures are about the long one.
+func compareHistory(c *client, id, prompt string, h *historyReport) error {
+	short, err := c.newSession()
+	if err != nil {
+		return err
+	}
+	turn := func(session string, what string, n int) (float64, error) {
+		c.nc.SetDeadline(time.Now().Add(ioTimeout))
+		t, err := c.promptAndCount(session, prompt, nil)
+		if err == nil {
+			err = checkAnswer(t.Answer, c.id, t.Updates, 1)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("history: %s turn %d: %w", what, n, err)
+		}
+		return ms(t.Elapsed), nil
+	}
+	warm := h.EarlyAt / 2
+	for i := range warm {
+		if _, err := turn(short, "second session", i+1); err != nil {
+			return err
+		}
+	}
+	h.Rounds = max(h.EarlyAt, historyTurnWindow)
+	long, near := make([]float64, 0, h.Rounds), make([]float64, 0, h.Rounds)
+	for i := range h.Rounds {
+		l, err := turn(id, "compared", h.Turns+i+1)
+		if err != nil {
+			return err
+		}
+		n, err := turn(short, "second session", warm+i+1)
+		if err != nil {
+			return err
+		}
+		long, near = append(long, l), append(near, n)
+	}
+	h.AltLongP50, h.AltShortP50 = median(long), median(near)
+	h.Ratio = ratio(h.AltLongP50, h.AltShortP50)
+	if _, err := c.call("session/delete", `{"sessionId":`+strconv.Quote(short)+`}`); err != nil {
+		return fmt.Errorf("history: session/delete of the second session: %w", err)
+	}
 	return nil
 }
 

@@ -106,7 +106,8 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	if len(st.FirstUpdateMs) != o.Turns || st.FirstUpdateMedianMs <= 0 {
 		t.Errorf("first updates %+v", st.FirstUpdateMs)
 	}
-	if h := r.History; h.Turns != o.HistoryTurns || h.EarlyP50 <= 0 || h.LateP50 <= 0 || h.DBBytes <= 0 || h.DataBytes < h.DBBytes {
+	if h := r.History; h.Turns != o.HistoryTurns || h.EarlyP50 <= 0 || h.LateP50 <= 0 || h.DBBytes <= 0 || h.DataBytes < h.DBBytes ||
+		h.Rounds < 50 || h.AltLongP50 <= 0 || h.AltShortP50 <= 0 || h.Ratio != h.AltLongP50/h.AltShortP50 {
 		t.Errorf("history %+v", h)
 	}
 	if len(r.Watchers.Rounds) != len(o.Watchers) {
