@@ -114,7 +114,9 @@ func Run(ctx context.Context, t Turn) Outcome {
 		}
 		specs := specsOf(tools)
 		separate := said.Len() > 0
-		var shown strings.Builder // this call's visible text so far
+		// This call's visible text so far is said from shownFrom on (-1: none yet):
+		// a reply is kept once, however long it streams.
+		shownFrom := -1
 		res, err := t.Provider.Stream(ctx, provider.Request{
 			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
 		}, func(d provider.Delta) {
@@ -124,8 +126,10 @@ func Run(ctx context.Context, t Turn) Outcome {
 					said.WriteString(paragraph)
 					t.Hooks.Delta(provider.Delta{Text: paragraph})
 				}
+				if shownFrom < 0 {
+					shownFrom = said.Len()
+				}
 				said.WriteString(d.Text)
-				shown.WriteString(d.Text)
 			}
 			t.Hooks.Delta(d)
 		})
@@ -139,8 +143,8 @@ func Run(ctx context.Context, t Turn) Outcome {
 		if ctx.Err() != nil {
 			// What the user saw of the answer stays the assistant's message (SPEC
 			// §23), so the next prompt follows it rather than merging into this one.
-			if shown.Len() > 0 {
-				add(provider.Message{Role: provider.RoleAssistant, Text: shown.String()})
+			if shownFrom >= 0 {
+				add(provider.Message{Role: provider.RoleAssistant, Text: said.String()[shownFrom:]})
 			}
 			return out(Cancelled)
 		}
