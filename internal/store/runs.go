@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -69,15 +70,31 @@ func compactRun(run []Update) []byte {
 		return nil
 	}
 	prefix := first[:at+len(seqKey)]
-	// rest is what follows u's seq.
-	rest := func(u Update) []byte { return u.Payload[len(prefix)+decimalLen(u.Seq):] }
-	middle := rest(run[0])
-	for _, u := range run {
-		digits := strconv.AppendUint(num[:0], u.Seq, 10)
-		if !bytes.HasPrefix(u.Payload, prefix) || !bytes.HasPrefix(u.Payload[len(prefix):], digits) {
+	// The seqs of a run are consecutive (runLength): each one's digits are the
+	// last one's plus one, counted in place.
+	digits := strconv.AppendUint(num[:0], run[0].Seq, 10)
+	for i, u := range run {
+		if i > 0 {
+			digits = incDecimal(digits)
+		}
+		if u.Seq != run[0].Seq+uint64(i) || !bytes.HasPrefix(u.Payload, prefix) || !bytes.HasPrefix(u.Payload[len(prefix):], digits) {
 			return nil
 		}
-		if r := rest(u); !bytes.HasPrefix(r, middle) {
+	}
+	// rest(i) is what follows run[i]'s seq, whose digits are counted as i goes up.
+	var dl int
+	var next uint64
+	rest := func(i int) []byte {
+		if seq := run[i].Seq; i == 0 {
+			dl, next = decimalLen(seq), pow10(decimalLen(seq))
+		} else if seq >= next {
+			dl, next = dl+1, next*10
+		}
+		return run[i].Payload[len(prefix)+dl:]
+	}
+	middle := rest(0)
+	for i := range run {
+		if r := rest(i); !bytes.HasPrefix(r, middle) {
 			n := 0
 			for n < len(middle) && n < len(r) && middle[n] == r[n] {
 				n++
@@ -85,10 +102,10 @@ func compactRun(run []Update) []byte {
 			middle = middle[:n]
 		}
 	}
-	suffix := rest(run[0])[len(middle):]
+	suffix := rest(0)[len(middle):]
 	size := 1 + len(prefix) + 1 + len(middle) + 1 + len(suffix)
-	for _, u := range run {
-		r := rest(u)[len(middle):]
+	for i := range run {
+		r := rest(i)[len(middle):]
 		if !bytes.HasSuffix(r, suffix) {
 			n := 0
 			for n < len(suffix) && n < len(r) && suffix[len(suffix)-1-n] == r[len(r)-1-n] {
@@ -102,12 +119,37 @@ func compactRun(run []Update) []byte {
 	b = append(append(b, framedMark), prefix...)
 	b = append(append(b, '\n'), middle...)
 	b = append(append(b, '\n'), suffix...)
-	for _, u := range run {
-		r := rest(u)
+	for i := range run {
+		r := rest(i)
 		b = append(b, '\n')
 		b = append(b, r[len(middle):len(r)-len(suffix)]...)
 	}
 	return b
+}
+
+// pow10 is 10 to the n, or MaxUint64 when that is larger.
+func pow10(n int) uint64 {
+	p := uint64(1)
+	for range n {
+		if p > math.MaxUint64/10 {
+			return math.MaxUint64
+		}
+		p *= 10
+	}
+	return p
+}
+
+// incDecimal adds one to the decimal number d (ASCII digits, no sign) in place,
+// growing it by a digit when it was all nines.
+func incDecimal(d []byte) []byte {
+	for i := len(d) - 1; i >= 0; i-- {
+		if d[i] != '9' {
+			d[i]++
+			return d
+		}
+		d[i] = '0'
+	}
+	return append([]byte{'1'}, d...)
 }
 
 // decodeRun returns the payloads of the stored run first..last.
