@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -81,17 +80,8 @@ func compactRun(run []Update) []byte {
 			return nil
 		}
 	}
-	// rest(i) is what follows run[i]'s seq, whose digits are counted as i goes up.
-	var dl int
-	var next uint64
-	rest := func(i int) []byte {
-		if seq := run[i].Seq; i == 0 {
-			dl, next = decimalLen(seq), pow10(decimalLen(seq))
-		} else if seq >= next {
-			dl, next = dl+1, next*10
-		}
-		return run[i].Payload[len(prefix)+dl:]
-	}
+	// rest is what follows run[i]'s seq.
+	rest := func(i int) []byte { return run[i].Payload[len(prefix)+decimalLen(run[i].Seq):] }
 	middle := rest(0)
 	for i := range run {
 		if r := rest(i); !bytes.HasPrefix(r, middle) {
@@ -125,18 +115,6 @@ func compactRun(run []Update) []byte {
 		b = append(b, r[len(middle):len(r)-len(suffix)]...)
 	}
 	return b
-}
-
-// pow10 is 10 to the n, or MaxUint64 when that is larger.
-func pow10(n int) uint64 {
-	p := uint64(1)
-	for range n {
-		if p > math.MaxUint64/10 {
-			return math.MaxUint64
-		}
-		p *= 10
-	}
-	return p
 }
 
 // incDecimal adds one to the decimal number d (ASCII digits, no sign) in place,
