@@ -10,7 +10,8 @@ const (
 	qInsertTurn             = "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)"
 	qInsertCheckpoint       = "INSERT INTO checkpoints (session_id, turn_id, message) VALUES (?, ?, ?)"
 	qTurnState              = "SELECT state FROM turns WHERE session_id = ? AND turn_id = ?"
-	qTurnCheckpoints        = "SELECT id, message FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id"
+	qTurnCheckpointIDs      = "SELECT id FROM checkpoints WHERE session_id = ? AND turn_id = ? ORDER BY id"
+	qCheckpointMessage      = "SELECT message FROM checkpoints WHERE id = ?"
 	qSetTurnState           = "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ?"
 	qMessageCount           = "SELECT message_count, num FROM sessions WHERE id = ?"
 	qSetMessageCount        = "UPDATE sessions SET message_count = ? WHERE id = ?"
@@ -21,4 +22,4 @@ const (
 	qSetOperationResult     = "UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ? WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL"
 )
 
-var turnQueries = []string{qTouchSession, qTurnExists, qInsertTurn, qInsertCheckpoint, qTurnState, qTurnCheckpoints, qSetTurnState, qMessageCount, qSetMessageCount, qInsertOperation, qDropCoveredCheckpoints, qInsertRow, qForgetOperations, qSetOperationResult}
+var turnQueries = []string{qTouchSession, qTurnExists, qInsertTurn, qInsertCheckpoint, qTurnState, qTurnCheckpointIDs, qCheckpointMessage, qSetTurnState, qMessageCount, qSetMessageCount, qInsertOperation, qDropCoveredCheckpoints, qInsertRow, qForgetOperations, qSetOperationResult}

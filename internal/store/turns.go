@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -69,7 +68,7 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 	if err != nil {
 		return 0, err
 	}
-	s.rows.put(id, msg, turnID, prompt)
+	s.rows.put(id, turnID, prompt)
 	return id, nil
 }
 
@@ -100,7 +99,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, 
 	if err != nil {
 		return 0, err
 	}
-	s.rows.put(id, msg, turnID, m)
+	s.rows.put(id, turnID, m)
 	return id, nil
 }
 
@@ -139,12 +138,46 @@ func (s *Store) EndTurn(ctx context.Context, sessionID, turnID string) error {
 }
 
 func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnResult) error {
-	return s.write(ctx, OpEndTurn, func(tx *sql.Tx) error {
+	_, err := s.endTurnWith(ctx, sessionID, turnID, nil, r)
+	return err
+}
+
+// EndTurnWithMessage is EndTurnWith that first appends m as the turn's last
+// checkpoint, in the same transaction: a turn's final answer and its end cost one
+// commit, not two, and a crash loses at most that one write, as with
+// AppendCheckpoint then EndTurnWith. It returns m's checkpoint id. Unlike
+// EndTurnWith, a turn that has already ended (or never began) is
+// ErrTurnNotRunning: m cannot join it.
+func (s *Store) EndTurnWithMessage(ctx context.Context, sessionID, turnID string, m provider.Message, r TurnResult) (int64, error) {
+	msg, err := encodeMessage(m)
+	if err != nil {
+		return 0, err
+	}
+	return s.endTurnWith(ctx, sessionID, turnID, &finalMessage{raw: msg, m: m}, &r)
+}
+
+// finalMessage is the last checkpoint of a turn, stored as the turn ends.
+type finalMessage struct {
+	raw []byte
+	m   provider.Message
+}
+
+func (s *Store) endTurnWith(ctx context.Context, sessionID, turnID string, final *finalMessage, r *TurnResult) (int64, error) {
+	var id int64
+	err := s.write(ctx, OpEndTurn, func(tx *sql.Tx) error {
 		state, err := s.turnState(ctx, tx, sessionID, turnID)
+		if final != nil {
+			if errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("%w: %w", ErrTurnNotRunning, err)
+			}
+			if err == nil && state != TurnRunning {
+				return fmt.Errorf("%w: turn %s of %s is %s", ErrTurnNotRunning, turnID, sessionID, state)
+			}
+		}
 		if err != nil || state != TurnRunning {
 			return err
 		}
-		if err := s.finishTurn(ctx, tx, sessionID, turnID, TurnComplete, nil); err != nil {
+		if id, err = s.finishTurn(ctx, tx, sessionID, turnID, TurnComplete, final, nil); err != nil {
 			return err
 		}
 		if r != nil {
@@ -160,6 +193,10 @@ func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnRe
 		}
 		return nil
 	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // InterruptTurn finishes a running turn that cannot go on because storing its
@@ -176,55 +213,74 @@ func (s *Store) InterruptTurn(ctx context.Context, sessionID, turnID, reason str
 			return err
 		}
 		marker := Row{Role: RoleMarker, Text: reason, TurnID: turnID, Interrupted: true}
-		return s.finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker})
+		_, err = s.finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, nil, []Row{marker})
+		return err
 	})
 }
 
-// finishTurn transcribes a running turn's checkpoints (then the extra rows), sets
+// finishTurn transcribes a running turn's checkpoints, then final (stored as its
+// last checkpoint, whose id it returns; 0 without one), then the extra rows, sets
 // its final state, and drops the checkpoints a snapshot already covers: Trim keeps
-// those of running turns only until they reach the transcript.
-func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, state string, extra []Row) error {
-	rows, err := s.query(ctx, tx, qTurnCheckpoints,
-		sessionID, turnID)
-	if err != nil {
-		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+// those of running turns only until they reach the transcript. A checkpoint this
+// Store committed and cached is not read back: ids are never reused (AUTOINCREMENT)
+// and checkpoints never change, so the cached rows are its rows.
+func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, sessionID, turnID, state string, final *finalMessage, extra []Row) (int64, error) {
+	fail := func(err error) (int64, error) {
+		return 0, fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
 	}
-	var visible []Row
+	rows, err := s.query(ctx, tx, qTurnCheckpointIDs, sessionID, turnID)
+	if err != nil {
+		return fail(err)
+	}
+	var ids []int64
 	for rows.Next() {
 		var id int64
-		var raw []byte
-		if err := rows.Scan(&id, &raw); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+			return fail(err)
 		}
-		if cached, ok := s.rows.take(id, raw); ok {
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		return fail(err)
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	var visible []Row
+	for _, id := range ids {
+		if cached, ok := s.rows.take(id); ok {
 			visible = append(visible, cached...)
 			continue
 		}
+		var raw []byte
+		if err := s.queryRow(ctx, tx, qCheckpointMessage, []any{id}, &raw); err != nil {
+			return fail(err)
+		}
 		m, err := decodeMessage(raw)
 		if err != nil {
-			rows.Close()
-			return err
+			return 0, err
 		}
 		visible = append(visible, rowsOf(turnID, m)...)
 	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: reading the checkpoints of turn %s of %s: %w", turnID, sessionID, err)
+	var finalID int64
+	if final != nil {
+		if finalID, err = s.insertCheckpoint(ctx, tx, sessionID, turnID, final.raw); err != nil {
+			return 0, err
+		}
+		visible = append(visible, rowsOf(turnID, final.m)...)
 	}
 	if err := s.appendRows(ctx, tx, sessionID, append(visible, extra...)); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := s.exec(ctx, tx, qSetTurnState,
 		state, sessionID, turnID); err != nil {
-		return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
+		return 0, fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
 	}
 	if _, err := s.exec(ctx, tx, qDropCoveredCheckpoints, sessionID, turnID); err != nil {
-		return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
+		return 0, fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
 	}
-	return nil
+	return finalID, nil
 }
 
 // Recover finishes the turns a crash left running, oldest first, each in its own
@@ -262,7 +318,7 @@ func (s *Store) Recover(ctx context.Context, sessionID string) (int, error) {
 			}
 			marker := Row{Role: RoleMarker, Text: InterruptedText, TurnID: turnID, Interrupted: true}
 			finished = true
-			if err := s.finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, []Row{marker}); err != nil {
+			if _, err := s.finishTurn(ctx, tx, sessionID, turnID, TurnInterrupted, nil, []Row{marker}); err != nil {
 				return err
 			}
 			return s.setOperationResult(ctx, tx, sessionID, turnID, InterruptedResult)
@@ -296,42 +352,36 @@ func (s *Store) runningTurns(ctx context.Context, sessionID string) ([]string, e
 	return out, rows.Err()
 }
 
-// rowCache keeps, for the checkpoints this process stored and whose turn has not
-// ended, their encoding and the transcript rows they become, so that ending the
-// turn need not decode what it just encoded (a streamed turn's reply is tens of
-// KB). An entry is used only when the stored bytes are exactly the cached ones;
-// any other checkpoint (one of before a restart, one a failed write left
-// uncached) is decoded as before.
+// rowCache keeps, for the checkpoints this Store committed and whose turn has not
+// ended, the transcript rows they become, so that ending the turn need neither read
+// back nor decode what it just encoded (a streamed turn's reply is tens of KB). An
+// entry is made only once its checkpoint committed; any other checkpoint (one of
+// before a restart, one whose entry was forgotten) is read and decoded.
 type rowCache struct {
 	mu sync.Mutex
-	m  map[int64]cachedRows
-}
-
-type cachedRows struct {
-	raw  []byte
-	rows []Row
+	m  map[int64][]Row
 }
 
 // maxCachedRows bounds the cache: the checkpoints of turns that never end here
 // (their session deleted, the process stopping) are forgotten once it fills.
 const maxCachedRows = 256
 
-// put records the checkpoint id, stored as raw, of message m of turnID.
-func (c *rowCache) put(id int64, raw []byte, turnID string, m provider.Message) {
+// put records the committed checkpoint id, message m of turnID.
+func (c *rowCache) put(id int64, turnID string, m provider.Message) {
 	rows := rowsOf(turnID, m)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedRows {
-		c.m = make(map[int64]cachedRows)
+		c.m = make(map[int64][]Row)
 	}
-	c.m[id] = cachedRows{raw: raw, rows: rows}
+	c.m[id] = rows
 }
 
-// take returns and forgets the rows of checkpoint id when it is stored as raw.
-func (c *rowCache) take(id int64, raw []byte) ([]Row, bool) {
+// take returns and forgets the rows of checkpoint id.
+func (c *rowCache) take(id int64) ([]Row, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[id]
+	rows, ok := c.m[id]
 	delete(c.m, id)
-	return e.rows, ok && bytes.Equal(e.raw, raw)
+	return rows, ok
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,103 @@ func TestAFailedCheckpointOrEndTurnChangesNothing(t *testing.T) {
 	}
 	if n := len(allRows(t, s, "s1")); n != 1 {
 		t.Errorf("%d rows after the retry, want 1", n)
+	}
+}
+
+// EndTurnWithMessage stores a turn's answer and ends the turn in one write: the
+// answer is the turn's last transcript row and context message, the turn is over,
+// and a failed write leaves everything as it was, so that the retry goes through.
+func TestEndTurnWithMessageStoresTheAnswerAndEndsTheTurnInOneWrite(t *testing.T) {
+	var on bool
+	s := open(t, Options{FailWrites: func(op string) error {
+		if on && op == OpEndTurn {
+			return errInjected
+		}
+		return nil
+	}})
+	create(t, s, "s1")
+	ids := checkpoints(t, s, "s1", "t1", user("list"), assistant("", call("c1", "list_dir", `{}`)), result("c1", "list_dir", "a"))
+	before := counts(t, s, "s1")
+	on = true
+	r := TurnResult{StopReason: "end_turn", Text: "one file", InputTokens: 3, OutputTokens: 2}
+	if _, err := s.EndTurnWithMessage(ctx, "s1", "t1", assistant("one file"), r); !errors.Is(err, errInjected) {
+		t.Fatalf("EndTurnWithMessage with the write failing: %v", err)
+	}
+	if got := counts(t, s, "s1"); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("rows changed by the failed write: %v, want %v", got, before)
+	}
+	on = false
+	id, err := s.EndTurnWithMessage(ctx, "s1", "t1", assistant("one file"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id <= ids[len(ids)-1] {
+		t.Errorf("the answer's checkpoint id %d is not after the turn's %v", id, ids)
+	}
+	want := `0 user "list" turn=t1
+1 tool_call "{}" id=c1 name=list_dir turn=t1
+2 tool_result "a" id=c1 name=list_dir turn=t1
+3 assistant "one file" turn=t1
+`
+	if got := rowsString(allRows(t, s, "s1")); got != want {
+		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
+	}
+	msgs, err := s.Context(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 4 || msgs[3].Role != provider.RoleAssistant || msgs[3].Text != "one file" {
+		t.Errorf("context = %+v", msgs)
+	}
+	sess, err := s.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Totals.InputTokens != 3 || sess.Totals.OutputTokens != 2 {
+		t.Errorf("usage totals = %+v", sess.Totals)
+	}
+	// The turn is over: nothing more joins it, and ending it again adds nothing.
+	if _, err := s.EndTurnWithMessage(ctx, "s1", "t1", assistant("again"), r); !errors.Is(err, ErrTurnNotRunning) {
+		t.Errorf("EndTurnWithMessage of an ended turn: %v", err)
+	}
+	if _, err := s.EndTurnWithMessage(ctx, "s1", "nope", assistant("x"), r); !errors.Is(err, ErrTurnNotRunning) || !errors.Is(err, ErrNotFound) {
+		t.Errorf("EndTurnWithMessage of no turn: %v", err)
+	}
+	if err := s.EndTurn(ctx, "s1", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(allRows(t, s, "s1")); n != 4 {
+		t.Errorf("%d rows, want 4", n)
+	}
+}
+
+// A turn's checkpoints that this Store did not write (a turn left running by the
+// process before, ended by this one) are read back and transcribed like its own.
+func TestATurnBegunByAnEarlierStoreEndsWithItsCheckpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s1, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, s1, "s1")
+	checkpoints(t, s1, "s1", "t1", user("hi"), assistant("", call("c1", "shell", `{"command":"ls"}`)), result("c1", "shell", "x"))
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.EndTurnWithMessage(ctx, "s1", "t1", assistant("done"), TurnResult{StopReason: "end_turn"}); err != nil {
+		t.Fatal(err)
+	}
+	want := `0 user "hi" turn=t1
+1 tool_call "{\"command\":\"ls\"}" id=c1 name=shell turn=t1
+2 tool_result "x" id=c1 name=shell turn=t1
+3 assistant "done" turn=t1
+`
+	if got := rowsString(allRows(t, s2, "s1")); got != want {
+		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 	}
 }
