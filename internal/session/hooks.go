@@ -62,9 +62,11 @@ func (h *hooks) Plan(entries []tool.PlanEntry) {
 // Message records each message of the model context as it happens (SPEC §9): the
 // prompt opened the turn (beginTurn stored it before the model was called), every
 // later message is a checkpoint event of its own, so a crash loses at most the one
-// being written. A checkpoint that cannot be stored ends the turn (storage.go).
+// being written. An answer without tool calls ends the turn: it is held and stored
+// with the turn's end, in the same write (commitTurn), unless another message
+// follows it, which stores it first. A checkpoint that cannot be stored ends the
+// turn (storage.go).
 func (h *hooks) Message(m provider.Message) {
-	s, ctx := h.s, h.turn.storage
 	if h.turn.promptStored { // the prompt: stored before the model was called
 		h.turn.promptStored = false
 		return
@@ -72,6 +74,23 @@ func (h *hooks) Message(m provider.Message) {
 	if h.turn.storageErr != nil {
 		return // the turn is ending; what follows the failure is not stored
 	}
+	if f := h.turn.final; f != nil {
+		h.turn.final = nil
+		h.store(*f)
+		if h.turn.storageErr != nil {
+			return
+		}
+	}
+	if m.Role == provider.RoleAssistant && len(m.ToolCalls) == 0 {
+		h.turn.final = &m
+		return
+	}
+	h.store(m)
+}
+
+// store appends m as a checkpoint of the turn.
+func (h *hooks) store(m provider.Message) {
+	s, ctx := h.s, h.turn.storage
 	id, err := s.mgr.st.AppendCheckpoint(ctx, s.ID, h.turn.id, m)
 	if s.deleted(err) {
 		return // session/delete removed the turn with the session: nothing to keep
@@ -81,10 +100,7 @@ func (h *hooks) Message(m provider.Message) {
 		h.turn.failStorage(err)
 		return
 	}
-	h.turn.ids = append(h.turn.ids, id)
-	s.mu.Lock()
-	s.checkpoint = id
-	s.mu.Unlock()
+	h.turn.stored(s, id)
 }
 
 // Approve asks the attached clients (SPEC §7): an approval_request update, then the

@@ -71,6 +71,16 @@ type runningTurn struct {
 	op           string  // the prompt's operation id, "" when none
 	calls        int     // tool calls named so far; only the turn touches it
 	ids          []int64 // the ids of the checkpoints the turn stored, in order; only the turn touches it
+	// final is the turn's answer, held by the hook to be stored with the turn's end.
+	final *provider.Message
+}
+
+// stored records that the turn's next checkpoint was stored as id.
+func (t *runningTurn) stored(s *Session, id int64) {
+	t.ids = append(t.ids, id)
+	s.mu.Lock()
+	s.checkpoint = id
+	s.mu.Unlock()
 }
 
 // callID names the turn's next tool call "tc_<turn>_<n>": unique within the session
