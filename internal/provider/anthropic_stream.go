@@ -24,6 +24,9 @@ type sseReader struct {
 	event string
 }
 
+// errOversized: a line or an event beyond maxEventBytes.
+var errOversized = fmt.Errorf("an event of more than %d MiB", maxEventBytes>>20)
+
 // maxEventBytes bounds one event's data: a tool call's whole input can come in one
 // content_block_start, but no event of a sane server nears this.
 const maxEventBytes = 64 << 20
@@ -64,7 +67,7 @@ func (s *sseReader) next() (string, []byte, error) {
 				s.data = append(s.data, '\n')
 			}
 			if len(s.data)+len(value) > maxEventBytes {
-				return "", nil, fmt.Errorf("%w: an event of more than %d MiB", errMalformed, maxEventBytes>>20)
+				return "", nil, errOversized
 			}
 			s.data = append(s.data, value...)
 			inEvent = true
@@ -80,7 +83,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 		s.line = append(s.line[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			if len(s.line) > maxEventBytes {
-				return nil, fmt.Errorf("%w: a line of more than %d MiB", errMalformed, maxEventBytes>>20)
+				return nil, errOversized
 			}
 			line, err = s.r.ReadSlice('\n')
 			s.line = append(s.line, line...)
@@ -161,16 +164,15 @@ func (p *anthropicProvider) read(body io.Reader, emit func(Delta)) (Result, int,
 			return Result{}, events, errStreamEnded
 		}
 		if err != nil {
-			if errors.Is(err, errMalformed) {
-				return Result{}, events, p.r.fail(0, "the provider sent a malformed event: "+err.Error(), err)
+			if errors.Is(err, errOversized) {
+				return Result{}, events, p.malformed("%v", err)
 			}
 			return Result{}, events, err
 		}
 		events++
 		var ev anEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return Result{}, events, p.r.fail(0, fmt.Sprintf("the provider sent a malformed event: %s: %s",
-				eventName(name, ev.Type), trimErr(err)), errMalformed)
+			return Result{}, events, p.malformed("%s: %s", eventName(name, ev.Type), trimErr(err))
 		}
 		if ev.Type == "" {
 			ev.Type = name
