@@ -79,14 +79,14 @@ func (t *runningTurn) failStorage(err error) {
 // interrupted. It returns the turn's storage failure, nil when everything it owed
 // was stored. It runs holding the turn slot.
 func (s *Session) commitTurn(t *runningTurn, out agent.Outcome) error {
+	f := t.final
+	t.final = nil
 	if t.storageErr == nil {
 		r := store.TurnResult{
 			StopReason: out.StopReason, Text: out.Text,
 			InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
 		}
 		var err error
-		f := t.final
-		t.final = nil
 		if f != nil {
 			var id int64
 			if id, err = s.mgr.st.EndTurnWithMessage(t.storage, s.ID, t.id, *f, r); err == nil {
@@ -98,15 +98,15 @@ func (s *Session) commitTurn(t *runningTurn, out agent.Outcome) error {
 		if err == nil || s.deleted(err) {
 			return nil
 		}
-		if f != nil {
-			// The answer is kept as the turn's progress if it can be stored alone,
-			// as when it was a checkpoint of its own before the end failed.
-			if id, cerr := s.mgr.st.AppendCheckpoint(t.storage, s.ID, t.id, *f); cerr == nil {
-				t.stored(s, id)
-			}
-		}
 		s.mgr.log.Error("committing a turn to the transcript failed", "session", s.ID, "turn", t.id, "err", err)
 		t.storageErr = err
+	}
+	if f != nil {
+		// The answer came before the failure: it is kept as the turn's progress if
+		// it can be stored alone, as when it was a checkpoint of its own.
+		if id, err := s.mgr.st.AppendCheckpoint(t.storage, s.ID, t.id, *f); err == nil {
+			t.stored(s, id)
+		}
 	}
 	s.mu.Lock()
 	s.stale = true
