@@ -58,9 +58,12 @@ type outbox struct {
 	paced, qPaced                    int  // bytes of paced notifications (paced.go)
 	writing                          bool // a writer goroutine runs
 	// heavy mirrors answerBytes >= maxBytes, so the reader checks it without the lock.
-	heavy  atomic.Bool
-	closed bool
-	room   chan struct{} // see Conn.Room; nil until asked for
+	heavy atomic.Bool
+	// pacedIn and pacedOut count the bytes of paced notifications ever queued, and
+	// of those ever written or discarded (Conn.PacedBytes).
+	pacedIn, pacedOut atomic.Uint64
+	closed            bool
+	room              chan struct{} // see Conn.Room; nil until asked for
 	// wants are the Pullers that wait for room in the paced window (Conn.Want).
 	wants []Puller
 }
@@ -294,6 +297,7 @@ func (o *outbox) run(once bool) {
 		o.notes -= notes
 		o.noteBytes -= noteBytes
 		o.paced -= paced
+		o.pacedOut.Add(uint64(paced))
 		o.answerBytes -= answerBytes
 		o.heavy.Store(o.answerBytes >= o.maxBytes)
 		if cap(batch) <= 1024 {
@@ -364,6 +368,8 @@ func (o *outbox) signalRoom() {
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
+	o.pacedOut.Add(uint64(o.qPaced)) // discarded: a write under way counts its own
+	o.qPaced = 0
 	clear(o.queue)
 	o.queue, o.stream, o.spareStream, o.queued = nil, nil, nil, 0
 	if o.room != nil {

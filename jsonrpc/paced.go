@@ -166,5 +166,15 @@ func (o *outbox) admitPacedLocked(n int) error {
 	}
 	o.paced += n
 	o.qPaced += n
+	o.pacedIn.Add(uint64(n))
 	return nil
+}
+
+// PacedBytes reports the bytes of paced notifications the connection has queued
+// since it opened, and of those the bytes it has written or discarded (closed):
+// both only grow, and paced notifications leave in the order they were queued.
+// So a frame NotifyPacedFrames borrowed is no longer read by the connection once
+// released has reached what queued was right after the frame was taken.
+func (c *Conn) PacedBytes() (queued, released uint64) {
+	return c.out.pacedIn.Load(), c.out.pacedOut.Load()
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pulls is a Puller that reports each Pull on a channel, on the writer.
@@ -242,4 +244,72 @@ func TestTheWriterPullsFromEachSourceInTurnAtTheReadersPace(t *testing.T) {
 	if err := c.Want(a); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Want after close: %v, want ErrClosed", err)
 	}
+}
+
+// waitReleased waits, for at most 10 s, until the connection has written or
+// discarded every paced byte it queued, and returns the count.
+func waitReleased(t *testing.T, c *Conn) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		queued, released := c.PacedBytes()
+		if released > queued {
+			t.Fatalf("released %d of %d queued paced bytes", released, queued)
+		}
+		if released == queued {
+			return released
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, %d of %d queued paced bytes released", released, queued)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestPacedBytesTellWhenBorrowedFramesAreNoLongerRead: PacedBytes counts the bytes
+// of paced frames queued, and releases them once written, or discarded when the
+// connection closes, also those of a write blocked on a peer that does not read
+// (the session's tail writes a block again only after that).
+func TestPacedBytesTellWhenBorrowedFramesAreNoLongerRead(t *testing.T) {
+	c, peer, r := pair(t, HandlerFunc(nil), Options{})
+	frame := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"n":1}}` + "\n")
+	if n, err := c.NotifyPacedFrames([][]byte{frame, frame}); n != 2 || err != nil {
+		t.Fatalf("NotifyPacedFrames = %d, %v", n, err)
+	}
+	if queued, _ := c.PacedBytes(); queued != uint64(2*len(frame)) {
+		t.Fatalf("queued %d bytes, want the %d of two frames", queued, 2*len(frame))
+	}
+	readMsg(t, peer, r)
+	readMsg(t, peer, r)
+	if got := waitReleased(t, c); got != uint64(2*len(frame)) {
+		t.Fatalf("released %d bytes, want %d", got, 2*len(frame))
+	}
+
+	// A write that waits (at the gate) and frames queued behind it: the close
+	// releases both, the first once its write gave up.
+	g, _ := runGated(t, HandlerFunc(nil), Options{})
+	payload := jsontext.Value(`{"n":1}`)
+	if ok, err := g.NotifyPaced("session/update", payload); !ok || err != nil {
+		t.Fatalf("NotifyPaced = %v, %v", ok, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for taken := false; !taken; { // until the writer took it and waits at the gate
+		g.out.mu.Lock()
+		taken = g.out.writing && g.out.queued == 0
+		g.out.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the frame")
+		}
+		runtime.Gosched()
+	}
+	for range 2 {
+		if ok, err := g.NotifyPaced("session/update", payload); !ok || err != nil {
+			t.Fatalf("NotifyPaced = %v, %v", ok, err)
+		}
+	}
+	if queued, released := g.PacedBytes(); released != 0 || queued == 0 {
+		t.Fatalf("before the close: %d of %d bytes released, want none", released, queued)
+	}
+	g.Close()
+	waitReleased(t, g)
 }
