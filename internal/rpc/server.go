@@ -403,6 +403,10 @@ func (c *connState) Deliver(updates []jsontext.Value, frames [][]byte) (int, err
 	return c.conn.NotifyPacedBatch("session/update", updates)
 }
 
+// PacedBytes tells how far the connection has written the frames Deliver handed
+// it from the session's memory, which the session writes again after that.
+func (c *connState) PacedBytes() (queued, released uint64) { return c.conn.PacedBytes() }
+
 // Want has the connection's writer pull from p once Deliver has room
 // (session.Subscriber): the cursor has no goroutine of its own.
 func (c *connState) Want(p session.Puller) error { return c.conn.Want(p) }

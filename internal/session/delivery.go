@@ -92,6 +92,9 @@ func (s *Session) trimTailLocked() {
 		passed = min(passed, a.sent)
 	}
 	s.tail.trim(s.committed, passed, s.turn != nil)
+	if s.turn == nil && s.tail.block == nil && len(s.tail.retired) > 0 && s.tail.oldest() == 0 {
+		s.spareLocked()
+	}
 }
 
 // removeLocked detaches a; mu is held.
@@ -100,6 +103,7 @@ func (s *Session) removeLocked(a *attachment) {
 		s.subs = slices.Delete(s.subs, i, i+1)
 	}
 	a.gone, a.page = true, nil
+	s.detachedLocked(a)
 	if a.timer != nil {
 		a.timer.Stop()
 	}

@@ -19,6 +19,12 @@ type tail struct {
 	head    int
 	bytes   int    // payload bytes of the kept entries
 	block   []byte // the block new payloads are copied into
+	last    uint64 // the seq of the last payload copied into block
+	// retired are the blocks filled before block, oldest first, until they are
+	// written again (recycle.go); draining, the connections detached while they
+	// may still read frames of its blocks.
+	retired  []retiredBlock
+	draining []holdMark
 }
 
 type tailEntry struct {
@@ -55,18 +61,28 @@ const (
 )
 
 // add keeps a copy of payload, framed (FrameUpdate), as the update seq, and
-// returns the copy of payload in it, which is never written again.
-func (t *tail) add(seq uint64, payload []byte) []byte {
+// returns the copy of payload in it, which is not written again while anything
+// may read it. When the block is full, it is retired, and the next one is what
+// reuse returns (a retired block nothing reads any more), or a new one when that
+// is nil; reuse may be nil.
+func (t *tail) add(seq uint64, payload []byte, reuse func() []byte) []byte {
 	var f []byte
 	if n := len(updateFramePrefix) + len(payload) + len(updateFrameSuffix); n > tailOwnAlloc {
 		f = FrameUpdate(make([]byte, 0, n), payload)
 	} else {
 		if cap(t.block)-len(t.block) < n {
-			t.block = make([]byte, 0, tailBlock)
+			t.retire()
+			if reuse != nil {
+				t.block = reuse()
+			}
+			if t.block == nil {
+				t.block = make([]byte, 0, tailBlock)
+			}
 		}
 		start := len(t.block)
 		t.block = FrameUpdate(t.block, payload)
 		f = t.block[start:len(t.block)]
+		t.last = seq
 	}
 	end := len(f) - len(updateFrameSuffix)
 	p := f[len(updateFramePrefix):end:end]
@@ -142,7 +158,7 @@ func (t *tail) trim(committed, passed uint64, busy bool) {
 				putEntries(t.entries) // a burst is over: an idle session keeps little
 				t.entries = nil
 			}
-			t.block = nil
+			t.retire() // an idle tail keeps no block (recycle.go: spareLocked)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 	var tl tail
 	for seq := uint64(101); seq <= 200; seq++ {
-		tl.add(seq, fmt.Appendf(nil, `{"seq":%d}`, seq))
+		tl.add(seq, fmt.Appendf(nil, `{"seq":%d}`, seq), nil)
 	}
 	got, ok := tl.after(149, 160, nil, 5)
 	if !ok || len(got) != 5 || got[0].seq != 150 || string(got[4].payload) != `{"seq":154}` {
@@ -34,7 +34,7 @@ func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 	}
 	big := make([]byte, tailOwnAlloc+1)
 	for seq := uint64(201); tl.bytes <= maxTailBytes; seq++ {
-		tl.add(seq, big)
+		tl.add(seq, big, nil)
 	}
 	last := tl.entries[len(tl.entries)-1].seq
 	tl.trim(last-1, 170, false) // a cursor far behind: the bound wins, the uncommitted stay
@@ -55,13 +55,13 @@ func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 // and once idle it keeps nothing.
 func TestATailEmptiedDuringATurnKeepsItsBlock(t *testing.T) {
 	var tl tail
-	tl.add(1, []byte(`{"seq":1}`))
+	tl.add(1, []byte(`{"seq":1}`), nil)
 	block := &tl.block[:1][0]
 	tl.trim(1, 1, true)
 	if tl.oldest() != 0 || tl.block == nil {
 		t.Fatalf("emptied during a turn: oldest %d, block kept %v", tl.oldest(), tl.block != nil)
 	}
-	tl.add(2, []byte(`{"seq":2}`))
+	tl.add(2, []byte(`{"seq":2}`), nil)
 	if &tl.block[:1][0] != block {
 		t.Fatal("the next update went to a new block")
 	}
