@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -205,6 +206,12 @@ func (w *updateLog) run() {
 				m.s.committedThrough(m.seq)
 			}
 			clear(marks)
+			// The cursors just told are pulled by their connections' writers: let
+			// them run now, before the next batch is stored. Made runnable on this
+			// goroutine's processor, they would otherwise wait for it to block,
+			// while the turn's goroutine keeps the other one busy publishing: the
+			// first update of a turn reached its client 0.5 ms later.
+			runtime.Gosched()
 			n := len(batch)
 			clear(batch) // the store keeps nothing of it: arena is free again
 			clear(owners)
