@@ -49,22 +49,15 @@ func encodeRun(run []Update) []byte {
 	return payload
 }
 
-// decimalLen is the number of decimal digits of n.
-func decimalLen(n uint64) int {
-	d := 1
-	for n >= 10 {
-		n /= 10
-		d++
-	}
-	return d
-}
-
 // compactRun returns the compact form of run (framedMark), or nil when its payloads
-// do not share a prefix before their seqs.
+// do not share a prefix before their seqs. One pass finds what every payload's rest
+// (what follows its seq) begins and ends with, the middle and the suffix; a second
+// writes each one's core, what lies between.
 func compactRun(run []Update) []byte {
 	var num [20]byte
 	first := run[0].Payload
-	at := bytes.Index(first, append(seqKey, strconv.AppendUint(num[:0], run[0].Seq, 10)...))
+	key := append(append(make([]byte, 0, len(seqKey)+20), seqKey...), strconv.AppendUint(num[:0], run[0].Seq, 10)...)
+	at := bytes.Index(first, key)
 	if at < 0 {
 		return nil
 	}
@@ -72,30 +65,24 @@ func compactRun(run []Update) []byte {
 	// The seqs of a run are consecutive (runLength): each one's digits are the
 	// last one's plus one, counted in place.
 	digits := strconv.AppendUint(num[:0], run[0].Seq, 10)
+	middle := first[len(prefix)+len(digits):]
+	suffix, shortest, cores := middle, len(middle), 0
 	for i, u := range run {
 		if i > 0 {
 			digits = incDecimal(digits)
 		}
-		if u.Seq != run[0].Seq+uint64(i) || !bytes.HasPrefix(u.Payload, prefix) || !bytes.HasPrefix(u.Payload[len(prefix):], digits) {
+		p := u.Payload
+		if u.Seq != run[0].Seq+uint64(i) || !bytes.HasPrefix(p, prefix) || !bytes.HasPrefix(p[len(prefix):], digits) {
 			return nil
 		}
-	}
-	// rest is what follows run[i]'s seq.
-	rest := func(i int) []byte { return run[i].Payload[len(prefix)+decimalLen(run[i].Seq):] }
-	middle := rest(0)
-	for i := range run {
-		if r := rest(i); !bytes.HasPrefix(r, middle) {
+		r := p[len(prefix)+len(digits):]
+		if !bytes.HasPrefix(r, middle) {
 			n := 0
 			for n < len(middle) && n < len(r) && middle[n] == r[n] {
 				n++
 			}
 			middle = middle[:n]
 		}
-	}
-	suffix := rest(0)[len(middle):]
-	size := 1 + len(prefix) + 1 + len(middle) + 1 + len(suffix)
-	for i := range run {
-		r := rest(i)[len(middle):]
 		if !bytes.HasSuffix(r, suffix) {
 			n := 0
 			for n < len(suffix) && n < len(r) && suffix[len(suffix)-1-n] == r[len(r)-1-n] {
@@ -103,14 +90,22 @@ func compactRun(run []Update) []byte {
 			}
 			suffix = suffix[len(suffix)-n:]
 		}
-		size += 1 + len(r)
+		shortest = min(shortest, len(r))
+		cores += len(r)
 	}
-	b := make([]byte, 0, size-len(run)*len(suffix))
+	if len(middle)+len(suffix) > shortest { // they would overlap in the shortest rest
+		suffix = suffix[len(suffix)-(shortest-len(middle)):]
+	}
+	b := make([]byte, 0, 3+len(prefix)+len(middle)+len(suffix)+cores+len(run)*(1-len(middle)-len(suffix)))
 	b = append(append(b, framedMark), prefix...)
 	b = append(append(b, '\n'), middle...)
 	b = append(append(b, '\n'), suffix...)
-	for i := range run {
-		r := rest(i)
+	digits = strconv.AppendUint(num[:0], run[0].Seq, 10)
+	for i, u := range run {
+		if i > 0 {
+			digits = incDecimal(digits)
+		}
+		r := u.Payload[len(prefix)+len(digits):]
 		b = append(b, '\n')
 		b = append(b, r[len(middle):len(r)-len(suffix)]...)
 	}
