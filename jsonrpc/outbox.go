@@ -62,6 +62,7 @@ type outbox struct {
 	// pacedIn and pacedOut count the bytes of paced notifications ever queued, and
 	// of those ever written or discarded (Conn.PacedBytes).
 	pacedIn, pacedOut atomic.Uint64
+	dropped           int // paced bytes close dropped while a writer ran
 	closed            bool
 	room              chan struct{} // see Conn.Room; nil until asked for
 	// wants are the Pullers that wait for room in the paced window (Conn.Want).
@@ -316,6 +317,8 @@ func (o *outbox) run(once bool) {
 		}
 	}
 	o.writing = false
+	o.pacedOut.Add(uint64(o.dropped)) // what close dropped meanwhile (close)
+	o.dropped = 0
 	if cap(o.spare) > 64 { // the burst is done: an idle connection keeps a small slice
 		o.spare = nil
 	}
@@ -368,7 +371,14 @@ func (o *outbox) signalRoom() {
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
-	o.pacedOut.Add(uint64(o.qPaced)) // discarded: a write under way counts its own
+	// The queued paced bytes are dropped. While a writer runs, they count as
+	// released only once it is done: its write may still read frames queued
+	// before them, and released passes a queued count in order.
+	if o.writing {
+		o.dropped += o.qPaced
+	} else {
+		o.pacedOut.Add(uint64(o.qPaced))
+	}
 	o.qPaced = 0
 	clear(o.queue)
 	o.queue, o.stream, o.spareStream, o.queued = nil, nil, nil, 0

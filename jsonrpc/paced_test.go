@@ -4,6 +4,7 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -312,4 +313,57 @@ func TestPacedBytesTellWhenBorrowedFramesAreNoLongerRead(t *testing.T) {
 	}
 	g.Close()
 	waitReleased(t, g)
+}
+
+// stuckFramer is a gatedFramer whose writes return only once unstuck, closed or
+// not: a write the kernel still reads frames from when the connection closes.
+type stuckFramer struct {
+	*gatedFramer
+	unstick chan struct{}
+}
+
+func (f *stuckFramer) WriteFrame(msg []byte) error { return f.WriteFrames([][]byte{msg}) }
+
+func (f *stuckFramer) WriteFrames([][]byte) error {
+	<-f.unstick
+	return ErrClosed
+}
+
+// TestPacedBytesDroppedAtCloseWaitForTheWriteUnderWay: frames queued behind a
+// write that is still under way when the connection closes are dropped, but not
+// released before that write returns: released passes a queued count only once
+// everything queued before it is no longer read.
+func TestPacedBytesDroppedAtCloseWaitForTheWriteUnderWay(t *testing.T) {
+	f := &stuckFramer{gatedFramer: newGatedFramer(), unstick: make(chan struct{})}
+	c := NewConn(f, HandlerFunc(nil), Options{Logger: slog.New(slog.DiscardHandler)})
+	ran := make(chan struct{})
+	go func() {
+		c.Run()
+		close(ran)
+	}()
+	if ok, err := c.NotifyPaced("session/update", jsontext.Value(`{"n":1}`)); !ok || err != nil {
+		t.Fatalf("NotifyPaced = %v, %v", ok, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for taken := false; !taken; { // until the writer took it and is stuck in its write
+		c.out.mu.Lock()
+		taken = c.out.writing && c.out.queued == 0
+		c.out.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the frame")
+		}
+		runtime.Gosched()
+	}
+	first, _ := c.PacedBytes()
+	big := jsontext.Value(`{"text":"` + strings.Repeat("x", 4000) + `"}`)
+	if ok, err := c.NotifyPaced("session/update", big); !ok || err != nil {
+		t.Fatalf("NotifyPaced = %v, %v", ok, err)
+	}
+	c.Close()
+	if _, released := c.PacedBytes(); released >= first {
+		t.Fatalf("%d bytes released, the write of the first %d still under way", released, first)
+	}
+	close(f.unstick)
+	waitReleased(t, c)
+	<-ran
 }
