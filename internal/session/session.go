@@ -340,8 +340,8 @@ func (s *Session) nextSeqLocked() (uint64, bool) {
 // deliverLocked makes seq (from nextSeqLocked) the last one used and queues raw
 // for the replay log and, while connections are attached, the tail. raw may be
 // reused once it returns: the tail copies it, and the log refers to the tail's
-// copy (never written again), or copies it when the tail keeps none. The caller
-// holds pub.
+// copy (not written again before the log stored it: recycle.go), or copies it when
+// the tail keeps none. The caller holds pub.
 //
 // The tail takes it first: the replay log may commit it, and cursors deliver up
 // to what is committed, as soon as it is queued; one that found a committed seq

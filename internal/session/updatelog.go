@@ -113,8 +113,8 @@ func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updat
 }
 
 // add queues one update, with a copy of its payload, so that the caller may reuse
-// it, unless stable: the payload is never written again (the session's tail's). It
-// waits while the queue is full.
+// it, unless stable: the payload is not written again before it is stored (the
+// session's tail's, recycle.go). It waits while the queue is full.
 func (w *updateLog) add(s *Session, u store.Update, stable bool) {
 	w.mu.Lock()
 	for len(w.pending) >= updateQueue && !w.done {
