@@ -71,7 +71,8 @@ func (c *Conn) NotifyPacedBatch(method string, params []jsontext.Value) (int, er
 // frames are borrowed, not copied: they are written from the caller's memory,
 // which must not change until the connection has released them (PacedBytes): the
 // session's tail, which so costs no copy per connection (SPEC §24). Frames laid
-// out one after the other in one array leave in one write. It fails with ErrNotNDJSON over any other framer (FramesNDJSON).
+// out one after the other in one array leave in one write. It fails with
+// ErrNotNDJSON over any other framer (FramesNDJSON).
 func (c *Conn) NotifyPacedFrames(frames [][]byte) (int, error) {
 	if !c.FramesNDJSON() {
 		return 0, ErrNotNDJSON

@@ -267,6 +267,25 @@ func waitReleased(t *testing.T, c *Conn) uint64 {
 	}
 }
 
+// waitTaken waits, for at most 10 s, until c's writer runs and has taken every
+// frame queued.
+func waitTaken(t *testing.T, c *Conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.out.mu.Lock()
+		taken := c.out.writing && c.out.queued == 0
+		c.out.mu.Unlock()
+		if taken {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the frame")
+		}
+		runtime.Gosched()
+	}
+}
+
 // TestPacedBytesTellWhenBorrowedFramesAreNoLongerRead: PacedBytes counts the bytes
 // of paced frames queued, and releases them once written, or discarded when the
 // connection closes, also those of a write blocked on a peer that does not read
@@ -293,16 +312,7 @@ func TestPacedBytesTellWhenBorrowedFramesAreNoLongerRead(t *testing.T) {
 	if ok, err := g.NotifyPaced("session/update", payload); !ok || err != nil {
 		t.Fatalf("NotifyPaced = %v, %v", ok, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for taken := false; !taken; { // until the writer took it and waits at the gate
-		g.out.mu.Lock()
-		taken = g.out.writing && g.out.queued == 0
-		g.out.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("the writer never took the frame")
-		}
-		runtime.Gosched()
-	}
+	waitTaken(t, g) // the writer waits at the gate
 	for range 2 {
 		if ok, err := g.NotifyPaced("session/update", payload); !ok || err != nil {
 			t.Fatalf("NotifyPaced = %v, %v", ok, err)
@@ -344,16 +354,7 @@ func TestPacedBytesDroppedAtCloseWaitForTheWriteUnderWay(t *testing.T) {
 	if ok, err := c.NotifyPaced("session/update", jsontext.Value(`{"n":1}`)); !ok || err != nil {
 		t.Fatalf("NotifyPaced = %v, %v", ok, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for taken := false; !taken; { // until the writer took it and is stuck in its write
-		c.out.mu.Lock()
-		taken = c.out.writing && c.out.queued == 0
-		c.out.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("the writer never took the frame")
-		}
-		runtime.Gosched()
-	}
+	waitTaken(t, c) // the writer is stuck in its write
 	first, _ := c.PacedBytes()
 	big := jsontext.Value(`{"text":"` + strings.Repeat("x", 4000) + `"}`)
 	if ok, err := c.NotifyPaced("session/update", big); !ok || err != nil {

@@ -60,11 +60,19 @@ func (t *tail) retire() {
 		return
 	}
 	if len(t.retired) == maxRetired {
-		t.retired[0] = retiredBlock{}
-		t.retired = t.retired[1:]
+		t.dropOldest()
 	}
 	t.retired = append(t.retired, retiredBlock{buf: t.block, last: t.last})
 	t.block = nil
+}
+
+// dropOldest removes the oldest retired block from the tail's list.
+func (t *tail) dropOldest() {
+	t.retired[0] = retiredBlock{}
+	t.retired = t.retired[1:]
+	if len(t.retired) == 0 {
+		t.retired = t.retired[:0:0] // the array is not kept growing at its end
+	}
 }
 
 // forget drops the current and the retired blocks and the connections that may
@@ -144,8 +152,7 @@ func (s *Session) reusableBlockLocked() []byte {
 			}
 			waits, ok := s.holdMarksLocked()
 			if !ok {
-				t.retired[0] = retiredBlock{}
-				t.retired = t.retired[1:]
+				t.dropOldest()
 				continue
 			}
 			r.left, r.waits = true, waits
@@ -154,11 +161,7 @@ func (s *Session) reusableBlockLocked() []byte {
 			return spare()
 		}
 		buf := r.buf[:0]
-		t.retired[0] = retiredBlock{}
-		t.retired = t.retired[1:]
-		if len(t.retired) == 0 {
-			t.retired = t.retired[:0:0] // the array is not kept growing at its end
-		}
+		t.dropOldest()
 		return buf
 	}
 	return spare()

@@ -37,7 +37,6 @@ type Session struct {
 	mu         sync.Mutex
 	subs       []*attachment      // in the order they attached; few, so a slice
 	tail       tail               // the recent updates, for the cursors (tail.go)
-	reuseBlock func() []byte      // reusableBlockLocked, for tail.add
 	committed  uint64             // the replay log has stored the updates up to this seq
 	ended      bool               // shutdown is done publishing: cursors stop at finalSeq
 	finalSeq   uint64             // the last seq of an ended session
@@ -356,10 +355,7 @@ func (s *Session) deliverLocked(seq uint64, raw []byte) {
 			s.tail.reset()
 		}
 	} else {
-		if s.reuseBlock == nil {
-			s.reuseBlock = s.reusableBlockLocked // made once: add takes it at every update
-		}
-		raw, kept = s.tail.add(seq, raw, s.reuseBlock), true
+		raw, kept = s.tail.add(seq, raw, s.reusableBlockLocked), true
 		if seq%64 == 0 {
 			s.trimTailLocked()
 		}
