@@ -46,12 +46,11 @@ func (s *Store) SetControls(ctx context.Context, id string, c Controls) error {
 }
 
 // addUsage adds t to the session's usage totals inside tx.
-func addUsage(ctx context.Context, tx *sql.Tx, id string, t Totals) error {
+func (s *Store) addUsage(ctx context.Context, tx *sql.Tx, id string, t Totals) error {
 	if t == (Totals{}) {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-		t.InputTokens, t.OutputTokens, id); err != nil {
+	if _, err := s.exec(ctx, tx, qAddUsage, t.InputTokens, t.OutputTokens, id); err != nil {
 		return fmt.Errorf("store: adding usage to %s: %w", id, err)
 	}
 	return nil
@@ -111,7 +110,7 @@ func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) err
 				return fmt.Errorf("store: compacting %s: recording the operation: %w", sessionID, err)
 			}
 		}
-		if err := addUsage(ctx, tx, sessionID, c.Usage); err != nil {
+		if err := s.addUsage(ctx, tx, sessionID, c.Usage); err != nil {
 			return err
 		}
 		if enc == nil {

@@ -6,6 +6,8 @@ package store
 // streamed turn's storage.
 const (
 	qTouchSession           = "UPDATE sessions SET last_activity = ? WHERE id = ?"
+	qTouchAddUsage          = "UPDATE sessions SET last_activity = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?"
+	qAddUsage               = "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?"
 	qTurnExists             = "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?"
 	qInsertTurn             = "INSERT INTO turns (session_id, turn_id, state, started_at) VALUES (?, ?, ?, ?)"
 	qInsertCheckpoint       = "INSERT INTO checkpoints (session_id, turn_id, message) VALUES (?, ?, ?)"
@@ -22,4 +24,4 @@ const (
 	qSetOperationResult     = "UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ? WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL"
 )
 
-var turnQueries = []string{qTouchSession, qTurnExists, qInsertTurn, qInsertCheckpoint, qTurnState, qTurnCheckpointIDs, qCheckpointMessage, qSetTurnState, qMessageCount, qSetMessageCount, qInsertOperation, qDropCoveredCheckpoints, qInsertRow, qForgetOperations, qSetOperationResult}
+var turnQueries = []string{qTouchSession, qTouchAddUsage, qAddUsage, qTurnExists, qInsertTurn, qInsertCheckpoint, qTurnState, qTurnCheckpointIDs, qCheckpointMessage, qSetTurnState, qMessageCount, qSetMessageCount, qInsertOperation, qDropCoveredCheckpoints, qInsertRow, qForgetOperations, qSetOperationResult}

@@ -184,11 +184,13 @@ func (s *Store) endTurnWith(ctx context.Context, sessionID, turnID string, final
 			if err := s.setOperationResult(ctx, tx, sessionID, turnID, *r); err != nil {
 				return err
 			}
-			if err := addUsage(ctx, tx, sessionID, Totals{r.InputTokens, r.OutputTokens}); err != nil {
-				return err
-			}
 		}
-		if _, err := s.exec(ctx, tx, qTouchSession, ms(s.now()), sessionID); err != nil {
+		// The touch adds the turn's usage to the session's totals: one statement.
+		var in, out int
+		if r != nil {
+			in, out = r.InputTokens, r.OutputTokens
+		}
+		if _, err := s.exec(ctx, tx, qTouchAddUsage, ms(s.now()), in, out, sessionID); err != nil {
 			return fmt.Errorf("store: ending turn %s of %s: %w", turnID, sessionID, err)
 		}
 		return nil
