@@ -100,7 +100,7 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 
 	var usage Usage
 	if first {
-		usage.InputTokens = countWords(prompt)
+		usage.InputTokens = wordCounts.count(prompt) // the context's count below finds it
 	}
 	if len(calls) > 0 {
 		usage.ContextTokens = contextWords(req)
