@@ -81,11 +81,6 @@ func (t *runningTurn) failStorage(err error) {
 func (s *Session) commitTurn(t *runningTurn, out agent.Outcome) error {
 	f := t.final
 	t.final = nil
-	// The turn's last updates are stored first: their delivery, which waits for
-	// their commit, then overlaps the end's transaction. Otherwise the end often
-	// took the writer ahead of them, and the answer waited for both, one after the
-	// other.
-	s.mgr.updates.flush()
 	if t.storageErr == nil {
 		r := store.TurnResult{
 			StopReason: out.StopReason, Text: out.Text,
