@@ -61,6 +61,7 @@ type options struct {
 	HistoryTurns     int   `json:"history_turns"`
 	Watchers         []int `json:"watchers"`
 	WatchPromptLines int   `json:"watch_prompt_lines"`
+	WatchRepeats     int   `json:"watch_repeats"` // rounds per watcher count; the median's figures are kept
 	// EchoInProcess serves the echo baseline from this process instead of a child.
 	EchoInProcess bool `json:"echo_in_process"`
 	// Only names the parts to run (of scenarioNames); empty runs them all.
@@ -81,7 +82,7 @@ func defaultOptions() options {
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
 		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000, Uploads: 8,
-		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000,
+		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000, WatchRepeats: 3,
 	}
 }
 
@@ -89,7 +90,7 @@ func defaultOptions() options {
 func (o options) quick() options {
 	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
 	o.SessionNews, o.Turns, o.Uploads = 200, 3, 2
-	o.HistoryTurns, o.Watchers, o.WatchPromptLines = 150, []int{1, 10}, 500
+	o.HistoryTurns, o.Watchers, o.WatchPromptLines, o.WatchRepeats = 150, []int{1, 10}, 500, 1
 	return o
 }
 
@@ -138,9 +139,10 @@ func main() {
 		return nil
 	})
 	flag.IntVar(&o.WatchPromptLines, "watch-prompt-lines", o.WatchPromptLines, "lines of the watched turn's prompt (4 updates a line)")
+	flag.IntVar(&o.WatchRepeats, "watch-repeats", o.WatchRepeats, "rounds of each watcher count, each on a fresh daemon; the one of median memory growth is reported")
 	flag.BoolVar(&o.EchoInProcess, "echo-in-process", false, "serve the echo baseline from this process (flatters it: see echo.go)")
 	asJSON := flag.Bool("json", false, "print the report as JSON instead of a table")
-	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns, 150 history turns, 1 and 10 watchers) for a CI smoke test")
+	quick := flag.Bool("quick", false, "small counts (2000 calls, 1 s, 200 idle connections, 200 session/new, 3 turns, 150 history turns, 1 and 10 watchers, one round each) for a CI smoke test")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "zeroclaw-bench: unexpected arguments %q\n", flag.Args())
@@ -179,6 +181,9 @@ func main() {
 		}
 		if !set["watch-prompt-lines"] {
 			o.WatchPromptLines = q.WatchPromptLines
+		}
+		if !set["watch-repeats"] {
+			o.WatchRepeats = q.WatchRepeats
 		}
 	}
 	if err := o.validate(); err != nil {
@@ -235,6 +240,8 @@ func (o options) validate() error {
 		return errors.New("--history-turns must be between 1 and 1000000")
 	case o.WatchPromptLines < 1 || o.WatchPromptLines > 100_000:
 		return errors.New("--watch-prompt-lines must be between 1 and 100000")
+	case o.WatchRepeats < 1 || o.WatchRepeats > 100:
+		return errors.New("--watch-repeats must be between 1 and 100")
 	}
 	return nil
 }

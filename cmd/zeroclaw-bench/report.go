@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -238,8 +240,12 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "watchers: one session's %d-line echo turn, every watcher reading at full speed\n", r.Watchers.PromptLines)
 	for _, wr := range r.Watchers.Rounds {
-		fmt.Fprintf(w, "  %3d watchers: %d updates, %d delivered, %d lagged, %.0f ms; daemon CPU %.2f µs/delivered update; VmRSS %d KiB idle, %d KiB peak: %.1f KiB per watcher\n",
+		fmt.Fprintf(w, "  %3d watchers: %d updates, %d delivered, %d lagged, %.0f ms; daemon CPU %.2f µs/delivered update; VmRSS %d KiB idle, %d KiB peak: %.1f KiB per watcher",
 			wr.Watchers, wr.Updates, wr.Delivered, wr.Lagged, wr.TurnMs, wr.CPUusPerUpdate, wr.RSSIdleKiB, wr.RSSPeakKiB, wr.PerWatcherKiB)
+		if len(wr.GrowthsKiB) > 1 {
+			fmt.Fprintf(w, " (the median of %d rounds, which grew %s KiB)", len(wr.GrowthsKiB), formatInts(wr.GrowthsKiB))
+		}
+		fmt.Fprintln(w)
 	}
 	up := r.Upload
 	fmt.Fprintf(w, "uploads: %d rounds of %d bytes in 1 MiB chunks, MiB/s: daemon %s (median %.0f), echo %s (median %.0f); per-round daemon/echo median %.3f\n",
@@ -285,6 +291,15 @@ func formatFloats(v []float64) string {
 		s += fmt.Sprintf("%.1f", f)
 	}
 	return s
+}
+
+// formatInts joins v with ", ".
+func formatInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 func summarize(l latencies) percentiles {
