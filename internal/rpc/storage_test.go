@@ -41,6 +41,9 @@ func (f *faults) fail(ops ...string) {
 func (f *faults) failAfter(op string, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.ops == nil {
+		f.ops = map[string]int{}
+	}
 	f.ops[op] = n
 }
 
@@ -64,6 +67,13 @@ func (f *faults) hook(op string) error {
 // OpenAI endpoint behind agent "fake" (autonomy full) that answers script.
 func faultyServer(t *testing.T, script ...fakeopenai.Answer) (*harness, *faults, *fakeopenai.Server) {
 	t.Helper()
+	return faultyServerWith(t, session.Options{}, script...)
+}
+
+// faultyServerWith is faultyServer with the given session options (their Store is
+// the faulty one).
+func faultyServerWith(t *testing.T, opts session.Options, script ...fakeopenai.Answer) (*harness, *faults, *fakeopenai.Server) {
+	t.Helper()
 	f := &faults{}
 	st, err := store.Open(filepath.Join(t.TempDir(), "sessions.db"), store.Options{FailWrites: f.hook})
 	if err != nil {
@@ -77,7 +87,8 @@ func faultyServer(t *testing.T, script ...fakeopenai.Answer) (*harness, *faults,
 	conf := agentsConfig()
 	conf.Providers["fake"] = config.Provider{Kind: "openai", BaseURL: fake.URL(), Model: "m"}
 	conf.Agents["fake"] = config.Agent{Provider: "fake", Autonomy: config.Full}
-	return startServerWith(t, Config{}, conf, session.Options{Store: st}), f, fake
+	opts.Store = st
+	return startServerWith(t, Config{}, conf, opts), f, fake
 }
 
 // transcript is the session's visible rows as "role:text", markers as "marker!".
@@ -272,17 +283,67 @@ func TestAReplayLogThatFailedToStoreAnswersTruncatedNotAGap(t *testing.T) {
 // handed out again): the update that needed it is not sent, and the turn ends as a
 // storage failure, not as a success. Once space returns the session goes on, its
 // seqs increasing.
-func TestATurnWhoseSeqsCannotBeReservedFailsAndSendsNoUnreservedSeq(t *testing.T) {
+// The prompt's user_message is the session's first update: when no seq can be
+// reserved for it, the prompt is not stored and answers -32603 before the model is
+// called (SPEC §16), and nothing is sent.
+func TestAPromptWhoseSeqCannotBeReservedFailsBeforeTheModelIsCalled(t *testing.T) {
 	h, f, fake := faultyServer(t)
 	p := h.peer(t, "")
 	sid := p.newSession(`{"agentAlias":"fake"}`)
 	f.fail(store.OpReserveSeq) // the session's first update needs the first reservation
-	res := p.must("session/prompt", prompt(sid, "first"))
-	wantStorageFailed(t, res)
+	_, err := p.call("session/prompt", prompt(sid, "first"))
+	wantCode(t, err, -32603)
 	for _, u := range p.drain() {
 		if u["sessionId"] == sid {
 			t.Fatalf("an update was sent without a reserved seq: %v", u)
 		}
+	}
+	if n := fake.Count(); n != 0 {
+		t.Errorf("the model was called %d times", n)
+	}
+	if got := transcript(t, p, sid); got != "" {
+		t.Errorf("transcript %q: the prompt that failed must not appear", got)
+	}
+	f.clear()
+	if r := p.must("session/prompt", prompt(sid, "again")); r["stopReason"] != "end_turn" {
+		t.Fatalf("after recovery: %v", r)
+	}
+	var last float64
+	for _, u := range p.drain() {
+		seq, _ := u["seq"].(float64)
+		if u["sessionId"] == sid && seq <= last {
+			t.Fatalf("seq %v after %v", seq, last)
+		}
+		last = seq
+	}
+	if last == 0 {
+		t.Fatal("no update after recovery")
+	}
+}
+
+// A reservation the turn needs midway (blocks of 4 seqs here) that fails ends the
+// turn as storage failed, and no update goes out with a seq beyond the reserved.
+func TestATurnWhoseSeqsCannotBeReservedFailsAndSendsNoUnreservedSeq(t *testing.T) {
+	const block = 4
+	h, f, fake := faultyServerWith(t, session.Options{SeqBlock: block},
+		fakeopenai.Answer{Text: []string{"one ", "two ", "three ", "four ", "five ", "six "}})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	f.failAfter(store.OpReserveSeq, 1) // the prompt's seqs 1-4; the fifth update needs another block
+	res := p.must("session/prompt", prompt(sid, "first"))
+	wantStorageFailed(t, res)
+	sent := 0
+	for _, u := range p.drain() {
+		if u["sessionId"] != sid {
+			continue
+		}
+		sent++
+		if seq, _ := u["seq"].(float64); seq > block {
+			t.Fatalf("an update was sent without a reserved seq: %v", u)
+		}
+	}
+	if sent != block {
+		t.Errorf("%d updates sent, want the %d reserved ones", sent, block)
 	}
 	if n := fake.Count(); n > 1 {
 		t.Errorf("the model was called %d times", n)

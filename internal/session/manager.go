@@ -49,6 +49,9 @@ type Options struct {
 	MCP MCPTools
 	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
 	ClientToolTimeout func() time.Duration
+	// SeqBlock is how many update seqs one durable reservation covers; zero means
+	// SeqBlock. Tests make it small, to reach a reservation in the middle of a turn.
+	SeqBlock uint64
 }
 
 // Manager holds the live sessions.
@@ -88,6 +91,9 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 	}
 	if opts.LagAfter <= 0 {
 		opts.LagAfter = LagAfter
+	}
+	if opts.SeqBlock == 0 {
+		opts.SeqBlock = SeqBlock
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -248,10 +248,11 @@ func (s *Session) shutdown(cause error) {
 	s.mu.Unlock()
 }
 
-// seqBlock is how many seqs one durable reservation covers: a reservation is a
-// write in the publisher's path, so a block lasts several streamed turns; a restart
-// skips what was left of it, which costs nothing (seqs need only increase).
-const seqBlock = 1 << 16
+// SeqBlock is how many seqs one durable reservation covers (Options.SeqBlock): a
+// reservation is a write in the publisher's path, so a block lasts several
+// streamed turns; a restart skips what was left of it, which costs nothing (seqs
+// need only increase).
+const SeqBlock = 1 << 16
 
 // publish assigns the next seq and queues u for the replay log and the session's
 // tail; once the log has stored it, the cursors of the attached subscribers deliver
@@ -319,21 +320,32 @@ type chunkWriter struct {
 // running turn ends as a storage failure (SPEC §16); publishing runs on the turn's
 // goroutine, the only one that may fail it.
 func (s *Session) nextSeqLocked() (uint64, bool) {
-	if s.seq+1 > s.reserved {
-		// Reserve before use, so no seq is handed out twice, not even across a crash.
-		if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+seqBlock); err != nil {
-			s.mgr.log.Error("reserving seqs failed; the update is not sent and the turn ends", "session", s.ID, "err", err)
-			s.mu.Lock()
-			t, closed := s.turn, s.closed
-			s.mu.Unlock()
-			if t != nil && !closed { // a closed session's turn is ending anyway (and shutdown publishes off it)
-				t.failStorage(fmt.Errorf("reserving update seqs: %w", err))
-			}
-			return 0, false
+	if err := s.reserveLocked(); err != nil {
+		s.mgr.log.Error("reserving seqs failed; the update is not sent and the turn ends", "session", s.ID, "err", err)
+		s.mu.Lock()
+		t, closed := s.turn, s.closed
+		s.mu.Unlock()
+		if t != nil && !closed { // a closed session's turn is ending anyway (and shutdown publishes off it)
+			t.failStorage(fmt.Errorf("reserving update seqs: %w", err))
 		}
-		s.reserved = s.seq + seqBlock
+		return 0, false
 	}
 	return s.seq + 1, true
+}
+
+// reserveLocked makes sure the next seq is reserved, reserving a block durably
+// when the reserved ones are used up: no seq is handed out twice, not even across
+// a crash. The caller holds pub.
+func (s *Session) reserveLocked() error {
+	if s.seq+1 <= s.reserved {
+		return nil
+	}
+	block := s.mgr.opts.SeqBlock
+	if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+block); err != nil {
+		return err
+	}
+	s.reserved = s.seq + block
+	return nil
 }
 
 // deliverLocked makes seq (from nextSeqLocked) the last one used and queues raw
@@ -362,6 +374,29 @@ func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	}
 	s.mu.Unlock()
 	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw}, kept)
+}
+
+// deliverStoredLocked is deliverLocked for an update the caller stored itself, in
+// a transaction of its own that has committed (the prompt's user_message, stored
+// with the prompt): it goes to the tail, and is visible at once; the replay log
+// does not store it again. The session's earlier updates must be committed
+// already (committed is the seq up to which every update is stored). The caller
+// holds pub.
+func (s *Session) deliverStoredLocked(seq uint64, raw []byte) {
+	s.seq = seq
+	s.mu.Lock()
+	if len(s.subs) == 0 {
+		if s.tail.entries != nil {
+			s.tail.reset()
+		}
+	} else {
+		s.tail.add(seq, raw, s.reusableBlockLocked)
+	}
+	if seq > s.committed {
+		s.committed = seq
+	}
+	s.kickLocked()
+	s.mu.Unlock()
 }
 
 func (s *Session) capableSubscribers() []Subscriber {

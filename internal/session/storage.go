@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json/v2"
 	"errors"
 	"io/fs"
 
@@ -33,16 +34,49 @@ const StorageFailedPrefix = "storage failed: "
 const storageMarker = "turn interrupted: storing its progress failed"
 
 // beginTurn makes the session consistent with the store after a failed turn
-// (repair), then stores the prompt as the turn's first checkpoint. It runs holding
-// the turn slot, before the model is called.
+// (repair), then stores the prompt as the turn's first checkpoint, with the
+// user_message update that shows it, and shows that. It runs holding the turn
+// slot, before the model is called.
 func (s *Session) beginTurn(t *runningTurn, text string) error {
 	if err := s.repair(t.storage); err != nil {
 		return err
 	}
-	id, err := s.mgr.st.BeginTurnFor(t.storage, s.ID, t.id, t.op, provider.Message{Role: provider.RoleUser, Text: text})
+	// The prompt's user_message is stored with the prompt, in its transaction, and
+	// shown once that commits: it needs no group commit of its own (the first
+	// update of a turn reached its client after two commits), and a prompt that
+	// cannot be stored shows none.
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	if err := s.reserveLocked(); err != nil {
+		s.mgr.log.Error("reserving seqs failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
+		return errStorage(err)
+	}
+	seq := s.seq + 1
+	raw, err := json.Marshal(&Update{SessionID: s.ID, TurnID: t.id, Seq: seq, Type: UserMessage, Text: &text})
+	if err != nil {
+		return err
+	}
+	prompt := provider.Message{Role: provider.RoleUser, Text: text}
+	s.mu.Lock()
+	behind := s.committed < s.seq
+	s.mu.Unlock()
+	var id int64
+	if behind {
+		// An earlier update of the session still waits for the replay log:
+		// committing seq with the prompt would show that one before it is stored.
+		// The user_message goes the usual way, behind it.
+		id, err = s.mgr.st.BeginTurnFor(t.storage, s.ID, t.id, t.op, prompt)
+	} else {
+		id, err = s.mgr.st.BeginTurnShown(t.storage, s.ID, t.id, t.op, prompt, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
+	}
 	if err != nil {
 		s.mgr.log.Error("storing the prompt failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
 		return errStorage(err)
+	}
+	if behind {
+		s.deliverLocked(seq, raw)
+	} else {
+		s.deliverStoredLocked(seq, raw)
 	}
 	t.begun, t.promptStored = true, true
 	t.ids = append(t.ids, id)

@@ -115,7 +115,6 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 		defer s.mgr.turns.Done()
 		defer func() { <-s.slot }()
 		defer cancel(nil)
-		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text})
 		toolSet, lookup := s.turnTools(turnCtx)
 		out := agent.Run(turnCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,

@@ -31,9 +31,33 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt 
 // is kept with the turn in the same transaction, and the session's oldest ids beyond
 // MaxOperations are forgotten. An empty operationID is BeginTurn.
 func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message) (int64, error) {
+	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, nil)
+}
+
+// BeginTurnShown is BeginTurnFor that also stores shown, the session/update that
+// shows the prompt (its user_message), in the replay log, in the same transaction:
+// the update is stored exactly when the prompt is, and the turn's first visible
+// update needs no group commit of its own. shown's session is sessionID; its seq
+// must be above every stored one (a lower one is skipped, as AppendUpdates skips it).
+func (s *Store) BeginTurnShown(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, shown Update) (int64, error) {
+	if shown.SessionID != sessionID {
+		return 0, fmt.Errorf("store: beginning turn %s of %s: its update belongs to session %q", turnID, sessionID, shown.SessionID)
+	}
+	if _, err := seqArg(shown.Seq); err != nil {
+		return 0, err
+	}
+	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, &shown)
+}
+
+func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, shown *Update) (int64, error) {
 	msg, err := encodeMessage(prompt)
 	if err != nil {
 		return 0, err
+	}
+	var lost uint64
+	var hadLost bool
+	if shown != nil {
+		lost, hadLost = s.lostOf(sessionID)
 	}
 	now := ms(s.now())
 	var id int64
@@ -62,11 +86,21 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 				return err
 			}
 		}
-		id, err = s.insertCheckpoint(ctx, tx, sessionID, turnID, msg)
-		return err
+		if id, err = s.insertCheckpoint(ctx, tx, sessionID, turnID, msg); err != nil {
+			return err
+		}
+		if shown != nil {
+			return s.appendSession(ctx, tx, sessionID, []Update{*shown}, lost, hadLost)
+		}
+		return nil
 	})
 	if err != nil {
+		// The update was not stored, and never shown: it is not lost, the caller
+		// does not send it.
 		return 0, err
+	}
+	if shown != nil {
+		s.settleLost(sessionID, lost, hadLost)
 	}
 	s.rows.put(id, turnID, prompt)
 	return id, nil

@@ -156,19 +156,9 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 			if err != nil {
 				return fmt.Errorf("store: looking up session %s: %w", id, err)
 			}
-			if l, ok := lost[id]; ok {
-				if err := dropThrough(ctx, tx, id, l); err != nil {
-					return err
-				}
-			}
-			added, maxSeq, err := s.insertUpdates(ctx, tx, id, bySession[id])
-			if err != nil {
+			l, ok := lost[id]
+			if err := s.appendSession(ctx, tx, id, bySession[id], l, ok); err != nil {
 				return err
-			}
-			if added > 0 {
-				if err := s.keepNewest(ctx, tx, id, added, maxSeq); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -184,6 +174,44 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 		}
 	}
 	return err
+}
+
+// appendSession stores us, updates of the existing session id, in tx: first, when
+// hadLost, it drops the ones before the gap a failed batch left (through lost),
+// then stores us and trims the session to its newest Keep.
+func (s *Store) appendSession(ctx context.Context, tx *sql.Tx, id string, us []Update, lost uint64, hadLost bool) error {
+	if hadLost {
+		if err := dropThrough(ctx, tx, id, lost); err != nil {
+			return err
+		}
+	}
+	added, maxSeq, err := s.insertUpdates(ctx, tx, id, us)
+	if err != nil {
+		return err
+	}
+	if added > 0 {
+		return s.keepNewest(ctx, tx, id, added, maxSeq)
+	}
+	return nil
+}
+
+// lostOf returns the highest seq of the session that a failed batch lost, if any.
+func (s *Store) lostOf(id string) (uint64, bool) {
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	l, ok := s.lost[id]
+	return l, ok
+}
+
+// settleLost forgets the session's loss once a write of its updates that began
+// knowing it (lost, hadLost) committed: the gap is gone with what it dropped. A
+// loss recorded meanwhile stays.
+func (s *Store) settleLost(id string, lost uint64, hadLost bool) {
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	if l, ok := s.lost[id]; ok && hadLost && l == lost {
+		delete(s.lost, id)
+	}
 }
 
 // dropThrough deletes the session's stored updates with seq <= through: the ones

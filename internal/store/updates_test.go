@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -285,5 +286,69 @@ func TestConcurrentUse(t *testing.T) {
 		if seqs, _ := replay(t, s, id, 0); len(seqs) != steps*4 {
 			t.Errorf("%s: %d updates, want %d", id, len(seqs), steps*4)
 		}
+	}
+}
+
+// BeginTurnShown stores the prompt's update with the prompt, in one transaction:
+// both or neither, and the update replays like any other.
+func TestBeginTurnShownStoresTheUpdateWithThePrompt(t *testing.T) {
+	on := false
+	s := open(t, Options{FailWrites: failing(OpBeginTurn, &on)})
+	create(t, s, "s1")
+	shown := Update{SessionID: "s1", Seq: 1, Payload: []byte(`{"seq":1}`)} // replay checks payloads of this form
+
+	on = true
+	if _, err := s.BeginTurnShown(ctx, "s1", "t1", "", user("go"), shown); !errors.Is(err, errInjected) {
+		t.Fatalf("BeginTurnShown with the write failing: %v", err)
+	}
+	if c := counts(t, s, "s1"); c["turns"] != 0 || c["checkpoints"] != 0 || c["update_runs"] != 0 {
+		t.Fatalf("a failed begin stored %v", c)
+	}
+	// Not stored, never shown: nothing is lost, so nothing counts as no longer kept.
+	if seqs, oldest := replay(t, s, "s1", 0); len(seqs) != 0 || oldest != 0 {
+		t.Errorf("after a failed begin: stored %v, oldest %d", seqs, oldest)
+	}
+
+	on = false
+	if _, err := s.BeginTurnShown(ctx, "s1", "t1", "", user("go"), shown); err != nil {
+		t.Fatal(err)
+	}
+	if seqs, _ := replay(t, s, "s1", 0); !slices.Equal(seqs, []uint64{1}) {
+		t.Errorf("replay %v, want [1]", seqs)
+	}
+	if mark, _ := s.SeqMark(ctx, "s1"); mark != 1 {
+		t.Errorf("seq mark %d, want 1", mark)
+	}
+	if msgs, err := s.Context(ctx, "s1"); err != nil || len(msgs) != 1 || msgs[0].Text != "go" {
+		t.Errorf("context %v, %v", msgs, err)
+	}
+	if _, err := s.BeginTurnShown(ctx, "s1", "t2", "", user("go"), Update{SessionID: "s2", Seq: 2}); err == nil {
+		t.Error("an update of another session was taken")
+	}
+}
+
+// A begin whose update follows a failed batch closes the gap as AppendUpdates does:
+// the updates before it are dropped in its transaction, and a replay from before
+// the loss answers that they are no longer kept.
+func TestBeginTurnShownAfterALossDropsWhatPrecedesTheGap(t *testing.T) {
+	on := false
+	s := open(t, Options{FailWrites: failing(OpAppendUpdates, &on)})
+	create(t, s, "s1")
+	if err := s.AppendUpdates(ctx, updates("s1", 1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	on = true
+	if err := s.AppendUpdates(ctx, updates("s1", 4, 5)); !errors.Is(err, errInjected) {
+		t.Fatalf("AppendUpdates: %v", err)
+	}
+	on = false
+	if _, err := s.BeginTurnShown(ctx, "s1", "t1", "", user("go"), Update{SessionID: "s1", Seq: 6, Payload: []byte(`{"seq":6}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if seqs, oldest := replay(t, s, "s1", 0); !slices.Equal(seqs, []uint64{6}) || oldest != 6 {
+		t.Errorf("replay %v, oldest %d: want [6] from 6", seqs, oldest)
+	}
+	if _, lost := s.lostOf("s1"); lost {
+		t.Error("the loss is still remembered after the gap closed")
 	}
 }
