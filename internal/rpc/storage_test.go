@@ -283,6 +283,30 @@ func TestAReplayLogThatFailedToStoreAnswersTruncatedNotAGap(t *testing.T) {
 // handed out again): the update that needed it is not sent, and the turn ends as a
 // storage failure, not as a success. Once space returns the session goes on, its
 // seqs increasing.
+// wantRecovered clears the faults and wants the session's next prompt to end its
+// turn, with updates whose seqs increase.
+func wantRecovered(t *testing.T, f *faults, p *peer, sid string) {
+	t.Helper()
+	f.clear()
+	if r := p.must("session/prompt", prompt(sid, "again")); r["stopReason"] != "end_turn" {
+		t.Fatalf("after recovery: %v", r)
+	}
+	var last float64
+	for _, u := range p.drain() {
+		if u["sessionId"] != sid {
+			continue
+		}
+		seq, _ := u["seq"].(float64)
+		if seq <= last {
+			t.Fatalf("seq %v after %v", seq, last)
+		}
+		last = seq
+	}
+	if last == 0 {
+		t.Fatal("no update after recovery")
+	}
+}
+
 // The prompt's user_message is the session's first update: when no seq can be
 // reserved for it, the prompt is not stored and answers -32603 before the model is
 // called (SPEC §16), and nothing is sent.
@@ -304,21 +328,7 @@ func TestAPromptWhoseSeqCannotBeReservedFailsBeforeTheModelIsCalled(t *testing.T
 	if got := transcript(t, p, sid); got != "" {
 		t.Errorf("transcript %q: the prompt that failed must not appear", got)
 	}
-	f.clear()
-	if r := p.must("session/prompt", prompt(sid, "again")); r["stopReason"] != "end_turn" {
-		t.Fatalf("after recovery: %v", r)
-	}
-	var last float64
-	for _, u := range p.drain() {
-		seq, _ := u["seq"].(float64)
-		if u["sessionId"] == sid && seq <= last {
-			t.Fatalf("seq %v after %v", seq, last)
-		}
-		last = seq
-	}
-	if last == 0 {
-		t.Fatal("no update after recovery")
-	}
+	wantRecovered(t, f, p, sid)
 }
 
 // A reservation the turn needs midway (blocks of 4 seqs here) that fails ends the
@@ -348,19 +358,5 @@ func TestATurnWhoseSeqsCannotBeReservedFailsAndSendsNoUnreservedSeq(t *testing.T
 	if n := fake.Count(); n > 1 {
 		t.Errorf("the model was called %d times", n)
 	}
-	f.clear()
-	if r := p.must("session/prompt", prompt(sid, "again")); r["stopReason"] != "end_turn" {
-		t.Fatalf("after recovery: %v", r)
-	}
-	var last float64
-	for _, u := range p.drain() {
-		seq, _ := u["seq"].(float64)
-		if u["sessionId"] == sid && seq <= last {
-			t.Fatalf("seq %v after %v", seq, last)
-		}
-		last = seq
-	}
-	if last == 0 {
-		t.Fatal("no update after recovery")
-	}
+	wantRecovered(t, f, p, sid)
 }
