@@ -140,17 +140,8 @@ func (w *updateLog) add(s *Session, u store.Update, stable bool) {
 	w.mu.Unlock()
 	if n == 1 {
 		w.signal()
-	} else if n == yieldAt {
-		runtime.Gosched()
 	}
 }
-
-// yieldAt is how many updates may wait for a writer that was woken and has not
-// run yet before the publisher yields to it: a woken goroutine waits behind the
-// one that readied it on its processor, and without the yield the writer often
-// ran only once a streamed turn had published everything, so that its updates
-// were all stored, and then delivered, after its last.
-const yieldAt = 2048
 
 func (w *updateLog) signal() {
 	select {
