@@ -258,7 +258,7 @@ type watchRound struct {
 // many connections attached to the session and reading as fast as they can, and
 // keeps the round of median memory growth. One round is one sample of when the
 // collector ran: the one-watcher round's growth alone moved by 1 MB from one fresh
-// daemon to the next (5.0–6.1 MB), which is 10 KiB a watcher of the 100.
+// daemon to the next (5.0–6.6 MB), which is 10 KiB a watcher of the 100.
 func measureWatchers(bin string, maxConns int, o options, w *watchersReport) error {
 	w.PromptLines = o.WatchPromptLines
 	for _, n := range o.Watchers {

@@ -40,11 +40,16 @@ var errPageFull = errors.New("session: page full")
 // are stored: they may be delivered now.
 func (s *Session) committedThrough(seq uint64) {
 	s.mu.Lock()
+	s.committedLocked(seq)
+	s.mu.Unlock()
+}
+
+// committedLocked is committedThrough with mu held.
+func (s *Session) committedLocked(seq uint64) {
 	if seq > s.committed {
 		s.committed = seq
 	}
 	s.kickLocked()
-	s.mu.Unlock()
 }
 
 // limitLocked is the seq up to which cursors deliver: the committed one, and once

@@ -360,20 +360,27 @@ func (s *Session) reserveLocked() error {
 // store it, be lagged for an update it was about to be sent.
 func (s *Session) deliverLocked(seq uint64, raw []byte) {
 	s.seq = seq
-	kept := false
 	s.mu.Lock()
+	raw, kept := s.tailLocked(seq, raw)
+	s.mu.Unlock()
+	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw}, kept)
+}
+
+// tailLocked adds raw to the tail while connections are attached, and returns the
+// tail's copy of it and true; with none attached the tail is dropped, and raw is
+// returned as it is, with false. mu is held.
+func (s *Session) tailLocked(seq uint64, raw []byte) ([]byte, bool) {
 	if len(s.subs) == 0 {
 		if s.tail.entries != nil {
 			s.tail.reset()
 		}
-	} else {
-		raw, kept = s.tail.add(seq, raw, s.reusableBlockLocked), true
-		if seq%64 == 0 {
-			s.trimTailLocked()
-		}
+		return raw, false
 	}
-	s.mu.Unlock()
-	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw}, kept)
+	p := s.tail.add(seq, raw, s.reusableBlockLocked)
+	if seq%64 == 0 {
+		s.trimTailLocked()
+	}
+	return p, true
 }
 
 // deliverStoredLocked is deliverLocked for an update the caller stored itself, in
@@ -385,17 +392,8 @@ func (s *Session) deliverLocked(seq uint64, raw []byte) {
 func (s *Session) deliverStoredLocked(seq uint64, raw []byte) {
 	s.seq = seq
 	s.mu.Lock()
-	if len(s.subs) == 0 {
-		if s.tail.entries != nil {
-			s.tail.reset()
-		}
-	} else {
-		s.tail.add(seq, raw, s.reusableBlockLocked)
-	}
-	if seq > s.committed {
-		s.committed = seq
-	}
-	s.kickLocked()
+	s.tailLocked(seq, raw)
+	s.committedLocked(seq)
 	s.mu.Unlock()
 }
 

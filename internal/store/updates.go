@@ -169,8 +169,9 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 		if err != nil {
 			us := bySession[id]
 			s.lost[id] = max(s.lost[id], us[len(us)-1].Seq, lost[id])
-		} else if s.lost[id] == lost[id] {
-			delete(s.lost, id)
+		} else {
+			l, ok := lost[id]
+			s.settleLostLocked(id, l, ok)
 		}
 	}
 	return err
@@ -209,6 +210,11 @@ func (s *Store) lostOf(id string) (uint64, bool) {
 func (s *Store) settleLost(id string, lost uint64, hadLost bool) {
 	s.lostMu.Lock()
 	defer s.lostMu.Unlock()
+	s.settleLostLocked(id, lost, hadLost)
+}
+
+// settleLostLocked is settleLost with lostMu held.
+func (s *Store) settleLostLocked(id string, lost uint64, hadLost bool) {
 	if l, ok := s.lost[id]; ok && hadLost && l == lost {
 		delete(s.lost, id)
 	}
