@@ -156,7 +156,7 @@ func newClient(addr string, o options, started *startedDaemon) *Client {
 		endpoint: addr,
 		opts:     o,
 		started:  started,
-		queue:    newUpdateQueue(o.queueFrames, o.queueBytes),
+		queue:    newUpdateQueue(o.queueFrames, o.queueBytes, o.logger),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		ready:    make(chan struct{}),

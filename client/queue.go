@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 )
 
@@ -33,6 +34,7 @@ const UpdateLagged = "lagged"
 // so the daemon would send the live updates twice).
 type updateQueue struct {
 	maxFrames, maxBytes int
+	log                 *slog.Logger // told at once when a session starts lagging
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -46,7 +48,7 @@ type updateQueue struct {
 	exited  chan struct{}
 }
 
-func newUpdateQueue(maxFrames, maxBytes int) *updateQueue {
+func newUpdateQueue(maxFrames, maxBytes int, log *slog.Logger) *updateQueue {
 	if maxFrames <= 0 {
 		maxFrames = DefaultQueueFrames
 	}
@@ -54,7 +56,7 @@ func newUpdateQueue(maxFrames, maxBytes int) *updateQueue {
 		maxBytes = DefaultQueueBytes
 	}
 	q := &updateQueue{
-		maxFrames: maxFrames, maxBytes: maxBytes,
+		maxFrames: maxFrames, maxBytes: maxBytes, log: log,
 		last: make(map[string]uint64), lagged: make(map[string]uint64),
 		exited: make(chan struct{}),
 	}
@@ -73,6 +75,9 @@ func (q *updateQueue) push(u Update) {
 	if len(q.items) >= q.maxFrames || (len(q.items) > 0 && q.bytes+len(u.Raw) > q.maxBytes) {
 		after := q.last[u.SessionID]
 		q.lagged[u.SessionID] = after
+		// The callback learns of it only behind what is queued; the log, now.
+		q.log.Warn("the update queue is full; discarding the session's updates on this connection",
+			"session", u.SessionID, "afterSeq", after, "queued", len(q.items), "queuedBytes", q.bytes)
 		// The notice goes behind what is queued, beyond the bound: one per session.
 		q.items = append(q.items, Update{SessionID: u.SessionID, Type: UpdateLagged, AfterSeq: after})
 		q.in++

@@ -3,9 +3,11 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -27,12 +29,18 @@ func TestUpdateQueueIsBoundedAndSaysWhatItDiscarded(t *testing.T) {
 		{"one update larger than the bound still passes alone", 100, 50, 80, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			q := newUpdateQueue(tt.frames, tt.bytes)
+			var log bytes.Buffer
+			q := newUpdateQueue(tt.frames, tt.bytes, slog.New(slog.NewTextHandler(&log, nil)))
 			for i := 1; i <= 10; i++ {
 				q.push(Update{SessionID: "a", Seq: uint64(i), Type: "agent_message_chunk", Raw: raw(tt.size)})
 			}
 			if after, ok := q.laggedAt("a"); !ok || after != uint64(tt.fit) {
 				t.Fatalf("laggedAt(a) = %d, %v; want %d, true", after, ok, tt.fit)
+			}
+			// Said once, when it happened, before anything was delivered.
+			if n := strings.Count(log.String(), "update queue is full"); n != 1 ||
+				!strings.Contains(log.String(), fmt.Sprintf("session=a afterSeq=%d queued=%d", tt.fit, tt.fit)) {
+				t.Fatalf("the log at the overflow:\n%s", log.String())
 			}
 			if _, ok := q.laggedAt("b"); ok {
 				t.Fatal("session b lags without having sent anything")

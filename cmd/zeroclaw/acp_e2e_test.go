@@ -904,24 +904,18 @@ func TestACPEditorThatFallsBehindStillGetsTheWholeTurn(t *testing.T) {
 	sid := m["result"].(map[string]any)["sessionId"].(string)
 
 	// 24,000 updates while the editor reads nothing: the bridge's writes back up and
-	// its queue of daemon updates (20,000) overflows. The bridge must replay what was
-	// dropped, on a new connection, before it answers.
+	// its queue of daemon updates (QueueFrames, 20,000) overflows. The bridge must
+	// replay what was dropped, on a new connection, before it answers.
 	const calls = 4000
 	prompt := strings.Repeat("/tool list_dir {\"path\":\".\"}\n", calls) + "many"
 	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}}`, sid, prompt))
-	// Read nothing until the daemon has finished the turn (its transcript is complete).
-	c := dial(t, filepath.Join(h, ".zeroclaw", "data", "daemon.sock"))
-	c.initialize()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		res := c.must("session/messages", fmt.Sprintf(`{"sessionId":%q,"limit":1}`, sid))
-		if res["total"].(float64) >= 2*calls+2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the turn did not finish on the daemon: %v", res)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the daemon process, with a deadline
+	// Read nothing until the bridge's queue has overflowed, which its log says at
+	// once. (The daemon sends at its reader's pace, SPEC §24: a finished transcript
+	// does not mean the bridge has read the whole turn, and an editor that read then
+	// could drain the queue before it overflowed.)
+	full := regexp.MustCompile(`update queue is full`)
+	if log, ok := r.e.stderr.await(func(log string) bool { return full.MatchString(log) }, r.e.exited, 3*time.Minute); !ok {
+		t.Fatalf("the bridge's queue never overflowed while the editor read nothing:\n%s", log)
 	}
 	res, before := r.until("3")
 	if res["result"].(map[string]any)["stopReason"] != "end_turn" {
