@@ -35,6 +35,18 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 			buf = buf[:len(buf)+len(got)]
 		}
 	}
+	// Every byte, alone and in a word: the plain ASCII ones take the short way.
+	for c := range 256 {
+		for _, text := range []string{string(rune(c)), string([]byte{byte(c)}), "wo" + string([]byte{byte(c)}) + "rd "} {
+			u := &Update{SessionID: "s", Seq: 3, Type: AgentMessageChunk, Text: &text}
+			var e encoder
+			got, err := e.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+			want, err2 := json.Marshal(u)
+			if string(got) != string(want) || (err == nil) != (err2 == nil) {
+				t.Errorf("byte %#x in %q: got %s %v, want %s %v", c, text, got, err, want, err2)
+			}
+		}
+	}
 	bad := "\xff"
 	u := &Update{SessionID: "s", Seq: 1, Type: AgentMessageChunk, Text: &bad}
 	var e2 encoder
