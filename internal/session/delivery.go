@@ -120,6 +120,7 @@ func (s *Session) removeLocked(a *attachment) {
 // only during one Pull.
 type batch struct {
 	entries  []tailEntry
+	framed   bool // entries are the tail's (frames), not a page of the store's (params)
 	payloads []jsontext.Value
 	frames   [][]byte
 }
@@ -154,6 +155,7 @@ func (s *Session) pull(a *attachment) {
 			break
 		}
 		b.entries = b.entries[:0]
+		b.framed = len(a.page) == 0
 		if len(a.page) > 0 {
 			b.entries = append(b.entries, a.page[:min(len(a.page), deliverBatch)]...)
 		} else {
@@ -196,15 +198,17 @@ func (s *Session) pull(a *attachment) {
 // returns how many it took; mu is held (Deliver never waits).
 func (s *Session) handLocked(a *attachment, b *batch) (int, error) {
 	b.payloads, b.frames = b.payloads[:0], b.frames[:0]
-	for _, e := range b.entries {
-		b.payloads = append(b.payloads, e.payload)
-		if e.frame != nil {
-			b.frames = append(b.frames, e.frame)
+	var frames [][]byte
+	if b.framed {
+		for _, e := range b.entries {
+			b.payloads = append(b.payloads, framedPayload(e.b))
+			b.frames = append(b.frames, e.b)
 		}
-	}
-	frames := b.frames
-	if len(frames) != len(b.payloads) { // read from the store: not framed
-		frames = nil
+		frames = b.frames
+	} else { // read from the store: not framed
+		for _, e := range b.entries {
+			b.payloads = append(b.payloads, e.b)
+		}
 	}
 	n, err := a.sub.Deliver(b.payloads, frames)
 	clear(b.payloads)
@@ -299,7 +303,7 @@ func (s *Session) readStored(after, upTo uint64, dst []tailEntry) ([]tailEntry, 
 		if u.Seq > upTo || len(dst) >= storePage {
 			return errPageFull
 		}
-		dst = append(dst, tailEntry{seq: u.Seq, payload: u.Payload})
+		dst = append(dst, tailEntry{seq: u.Seq, b: u.Payload})
 		return nil
 	})
 	if err != nil && !errors.Is(err, errPageFull) {

@@ -27,13 +27,26 @@ type tail struct {
 	draining []holdMark
 }
 
+// A tailEntry is 32 bytes, a streamed turn appends thousands a second: its params
+// are found in its frame, not kept beside it (a 56-byte entry's append was a tenth
+// of publishing).
 type tailEntry struct {
-	seq     uint64
-	payload []byte
-	// frame is the update's whole NDJSON frame (FrameUpdate), in which payload
-	// lies; nil for an entry read from the store. Its capacity runs to the end of
-	// its block, so that frames one after the other may be written as one.
-	frame []byte
+	seq uint64
+	// b is, in the tail, the update's whole NDJSON frame (FrameUpdate), whose
+	// capacity runs to the end of its block, so that frames one after the other
+	// may be written as one; in a page read from the store (attachment.page), its
+	// params alone.
+	b []byte
+}
+
+// frameOverhead is what a frame holds beyond its params.
+const frameOverhead = len(updateFramePrefix) + len(updateFrameSuffix)
+
+// framedPayload returns the params of the update whose frame is f, with no room
+// beyond them.
+func framedPayload(f []byte) []byte {
+	end := len(f) - len(updateFrameSuffix)
+	return f[len(updateFramePrefix):end:end]
 }
 
 // The NDJSON frame of a session/update notification around its params, as
@@ -84,8 +97,7 @@ func (t *tail) add(seq uint64, payload []byte, reuse func() []byte) []byte {
 		f = t.block[start:len(t.block)]
 		t.last = seq
 	}
-	end := len(f) - len(updateFrameSuffix)
-	p := f[len(updateFramePrefix):end:end]
+	p := framedPayload(f)
 	if t.head > 0 && t.head >= len(t.entries)/2 { // compact: the front is mostly gone
 		n := copy(t.entries, t.entries[t.head:])
 		clear(t.entries[n:])
@@ -94,7 +106,7 @@ func (t *tail) add(seq uint64, payload []byte, reuse func() []byte) []byte {
 	if t.entries == nil {
 		t.entries = getEntries()
 	}
-	t.entries = append(t.entries, tailEntry{seq: seq, payload: p, frame: f})
+	t.entries = append(t.entries, tailEntry{seq: seq, b: f})
 	t.bytes += len(p)
 	return p
 }
@@ -147,7 +159,7 @@ func (t *tail) trim(committed, passed uint64, busy bool) {
 		if e.seq > passed && t.bytes <= maxTailBytes && kept <= maxTailEntries {
 			break
 		}
-		t.bytes -= len(e.payload)
+		t.bytes -= len(e.b) - frameOverhead
 		t.entries[t.head] = tailEntry{}
 		t.head++
 	}

@@ -15,7 +15,7 @@ func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 		tl.add(seq, fmt.Appendf(nil, `{"seq":%d}`, seq), nil)
 	}
 	got, ok := tl.after(149, 160, nil, 5)
-	if !ok || len(got) != 5 || got[0].seq != 150 || string(got[4].payload) != `{"seq":154}` {
+	if !ok || len(got) != 5 || got[0].seq != 150 || string(framedPayload(got[4].b)) != `{"seq":154}` {
 		t.Fatalf("after(149): %v %+v", ok, got)
 	}
 	if got, ok := tl.after(99, 200, nil, 5); ok || len(got) != 0 {
@@ -65,7 +65,7 @@ func TestATailEmptiedDuringATurnKeepsItsBlock(t *testing.T) {
 	if &tl.block[:1][0] != block {
 		t.Fatal("the next update went to a new block")
 	}
-	if got, ok := tl.after(1, 2, nil, 1); !ok || string(got[0].payload) != `{"seq":2}` {
+	if got, ok := tl.after(1, 2, nil, 1); !ok || string(framedPayload(got[0].b)) != `{"seq":2}` {
 		t.Fatalf("after(1): %v %+v", ok, got)
 	}
 	tl.trim(2, 2, false)
