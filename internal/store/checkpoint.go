@@ -55,7 +55,11 @@ type checkpointer struct {
 
 // openCheckpointDB opens the checkpointer's connection to the database at path.
 func openCheckpointDB(path string) (*sql.DB, error) {
-	c, err := sql.Open("sqlite", path+"?"+commonParams+walLimitParam)
+	common, err := connParams()
+	if err != nil {
+		return nil, err
+	}
+	c, err := sql.Open("sqlite", path+"?"+common+walLimitParam)
 	if err != nil {
 		return nil, fmt.Errorf("store: opening %s for checkpoints: %w", path, err)
 	}

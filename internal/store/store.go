@@ -126,7 +126,10 @@ func Open(path string, opts Options) (*Store, error) {
 		readers = 4
 	}
 
-	const common = commonParams
+	common, err := connParams()
+	if err != nil {
+		return nil, err
+	}
 	// The writer never checkpoints: the checkpointer does, on its own connection.
 	w, err := sql.Open("sqlite", path+"?"+common+"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=wal_autocheckpoint(0)"+walLimitParam)
 	if err != nil {
@@ -206,8 +209,19 @@ func privateFile(path string) error {
 	return nil
 }
 
-// commonParams are the connection parameters of every connection to the database.
+// commonParams are the connection parameters of every connection to the database,
+// with the VFS of connParams.
 const commonParams = "_busy_timeout=5000&_foreign_keys=1"
+
+// connParams is commonParams with the VFS that gathers a WAL file's writes
+// (walvfs.go), registered the first time.
+func connParams() (string, error) {
+	vfs, err := registerWALVFS()
+	if err != nil {
+		return "", err
+	}
+	return commonParams + vfs, nil
+}
 
 // Close closes the database. Calls still running fail.
 func (s *Store) Close() error {
