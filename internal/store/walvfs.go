@@ -13,21 +13,26 @@ import (
 )
 
 // The store's connections open the database through walVFS: SQLite's own unix VFS,
-// except that the writes of a WAL file are gathered and written to the file at
-// once, in one pwrite. SQLite writes a WAL frame as two writes, its 24-byte header
-// and its page, one system call each, and a system call costs the same whatever
+// except that the database and WAL files gather their writes and write them to
+// the file at once, in one pwrite. SQLite writes a WAL frame as two writes, its
+// 24-byte header and its page, and a checkpoint copies the WAL into the database
+// a page a write, one system call each, and a system call costs the same whatever
 // its size (about 5 µs here, a 24-byte one as much as a 4 KiB one): a streamed
-// turn's 128 frames were 256 calls, 40 µs of a session/new's were its 16.
+// turn's 128 frames were 256 calls, and its checkpoint 75 more.
 //
-// What is gathered is written when SQLite has written the page of a commit frame
-// (the frame whose header holds the database size): so before the commit returns,
-// and so before SQLite publishes the frames to other connections in the wal-index,
-// which it does only after its writes returned. A process crash then loses what
-// it would have lost anyway, an uncommitted transaction. A write that does not
-// follow the last gathered one, or any other call on the file (a read, a sync, a
-// truncation, its size, a file control, its close), writes what was gathered
-// first, so SQLite reads and syncs what it wrote. A failed write of what was
-// gathered fails the call that made it, as the write itself would have.
+// A WAL file writes what it gathered when SQLite has written the page of a commit
+// frame (the frame whose header holds the database size): so before the commit
+// returns, and so before SQLite publishes the frames to other connections in the
+// wal-index, which it does only after its writes returned. A process crash then
+// loses what it would have lost anyway, an uncommitted transaction. A database
+// file writes what it gathered when it is synced: a checkpoint syncs the database
+// before it records in the wal-index what it copied, so no connection reads a
+// copied page from the database file before it is there (every connection of the
+// store syncs: none runs with synchronous=OFF). In both, a write that does not
+// follow the last gathered one, and any other call on the file (a read, a sync, a
+// lock, a truncation, its size, a file control, its close), writes what was
+// gathered first, so SQLite reads and syncs what it wrote. A failed write of what
+// was gathered fails the call that made it, as the write itself would have.
 const walVFSName = "zeroclaw-wal"
 
 // walBufSize bounds what one WAL file gathers: a commit of more is written in
@@ -39,27 +44,39 @@ var (
 	walVFSOnce sync.Once
 	walVFSErr  error
 	vfsNameC   = [...]byte{'z', 'e', 'r', 'o', 'c', 'l', 'a', 'w', '-', 'w', 'a', 'l', 0}
-	walVFS     sqlite3.Tsqlite3_vfs        // registered: unix's, with xOpen below
-	unixVFS    uintptr                     // SQLite's default VFS
-	walMethods sqlite3.Tsqlite3_io_methods // unix's file methods, the ones below replaced
+	walVFS     sqlite3.Tsqlite3_vfs // registered: unix's, with xOpen below
+	unixVFS    uintptr              // SQLite's default VFS
+	unixOpen   uintptr              // its xOpen
 
-	methodsMu   sync.Mutex
-	unixMethods uintptr // the methods unix gave the first WAL file; 0 before it
-	// The unix methods the replaced ones call.
-	baseClose, baseRead, baseWrite, baseTruncate, baseSync, baseFileSize, baseFileControl uintptr
+	// unix gives a database file one table of methods and a WAL file another: each
+	// is wrapped once, in sets, which never move (SQLite keeps pointers to them).
+	methodsMu sync.Mutex
+	sets      [4]methodSet
+	nSets     int
 
 	filesMu sync.Mutex
 	files   = map[uintptr]*walFile{} // by sqlite3_file pointer
 
 	walWrites atomic.Int64 // writes to WAL files (tests count them)
+	dbWrites  atomic.Int64 // writes to database files (tests count them)
 )
 
-// walFile is what one open WAL file gathered.
+// methodSet is a table of unix's file methods and the same with the gathering
+// ones in place.
+type methodSet struct {
+	unix    uintptr // where unix's table is
+	base    sqlite3.Tsqlite3_io_methods
+	wrapped sqlite3.Tsqlite3_io_methods
+}
+
+// walFile is what one open database or WAL file gathered.
 type walFile struct {
-	buf    uintptr // walBufSize bytes of SQLite's memory, once something is gathered
-	n      int     // bytes gathered
-	start  int64   // the file offset of the first
-	commit bool    // the last write was a commit frame's header: its page ends the commit
+	base   *sqlite3.Tsqlite3_io_methods // unix's methods of the file
+	wal    bool                         // a WAL file: a commit frame's page ends what it gathers
+	buf    uintptr                      // walBufSize bytes of SQLite's memory, once something is gathered
+	n      int                          // bytes gathered
+	start  int64                        // the file offset of the first
+	commit bool                         // the last write was a commit frame's header: its page ends the commit
 }
 
 // registerWALVFS registers walVFS once and returns the DSN parameter that selects it.
@@ -75,7 +92,7 @@ func registerWALVFS() (string, error) {
 		walVFS = *(*sqlite3.Tsqlite3_vfs)(cptr(unixVFS))
 		walVFS.FpNext = 0
 		walVFS.FzName = uintptr(unsafe.Pointer(&vfsNameC[0]))
-		unixVFSOpen, walVFS.FxOpen = walVFS.FxOpen, cfunc(walOpen)
+		unixOpen, walVFS.FxOpen = walVFS.FxOpen, cfunc(walOpen)
 		if rc := sqlite3.Xsqlite3_vfs_register(tls, uintptr(unsafe.Pointer(&walVFS)), 0); rc != sqlite3.SQLITE_OK {
 			walVFSErr = fmt.Errorf("store: registering the WAL VFS: SQLite error %d", rc)
 		}
@@ -92,46 +109,63 @@ func cfunc(f any) uintptr {
 	return (*iface)(unsafe.Pointer(&f))[1]
 }
 
-// walOpen opens a file as unix does, and has a WAL file gather its writes.
+// walOpen opens a file as unix does, and has a database or WAL file gather its
+// writes.
 func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
-	open := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&unixVFSOpen))
+	open := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&unixOpen))
 	rc := open(tls, unixVFS, zName, pFile, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
+	if rc != sqlite3.SQLITE_OK || flags&(sqlite3.SQLITE_OPEN_WAL|sqlite3.SQLITE_OPEN_MAIN_DB) == 0 {
 		return rc
 	}
 	f := (*sqlite3.Tsqlite3_file)(cptr(pFile))
-	if f.FpMethods == 0 || !adoptMethods(f.FpMethods) {
-		return rc // methods other than the first WAL file's: left as unix made them
+	set := wrap(f.FpMethods)
+	if set == nil {
+		return rc // no room for another table: left as unix made it
 	}
 	filesMu.Lock()
-	files[pFile] = &walFile{}
+	files[pFile] = &walFile{base: &set.base, wal: flags&sqlite3.SQLITE_OPEN_WAL != 0}
 	filesMu.Unlock()
-	f.FpMethods = uintptr(unsafe.Pointer(&walMethods))
+	f.FpMethods = uintptr(unsafe.Pointer(&set.wrapped))
 	return rc
 }
 
-// unixVFSOpen is unix's xOpen, kept by registerWALVFS.
-var unixVFSOpen uintptr
-
-// adoptMethods makes walMethods unix's methods m with the gathering ones in place,
-// the first time; it reports whether m are the ones walMethods wraps.
-func adoptMethods(m uintptr) bool {
+// wrap returns the set of unix's methods m, made the first time; nil for no
+// methods, or when sets is full.
+func wrap(m uintptr) *methodSet {
+	if m == 0 {
+		return nil
+	}
 	methodsMu.Lock()
 	defer methodsMu.Unlock()
-	if unixMethods == 0 {
-		walMethods = *(*sqlite3.Tsqlite3_io_methods)(cptr(m))
-		baseClose, walMethods.FxClose = walMethods.FxClose, cfunc(walClose)
-		baseRead, walMethods.FxRead = walMethods.FxRead, cfunc(walRead)
-		baseWrite, walMethods.FxWrite = walMethods.FxWrite, cfunc(walWrite)
-		baseTruncate, walMethods.FxTruncate = walMethods.FxTruncate, cfunc(walTruncate)
-		baseSync, walMethods.FxSync = walMethods.FxSync, cfunc(walSync)
-		baseFileSize, walMethods.FxFileSize = walMethods.FxFileSize, cfunc(walFileSize)
-		baseFileControl, walMethods.FxFileControl = walMethods.FxFileControl, cfunc(walFileControl)
-		unixMethods = m
+	for i := range nSets {
+		if sets[i].unix == m {
+			return &sets[i]
+		}
 	}
-	return m == unixMethods
+	if nSets == len(sets) {
+		return nil
+	}
+	set := &sets[nSets]
+	nSets++
+	set.unix, set.base = m, *(*sqlite3.Tsqlite3_io_methods)(cptr(m))
+	w := set.base
+	w.FxClose, w.FxRead, w.FxWrite = cfunc(walClose), cfunc(walRead), cfunc(walWrite)
+	w.FxTruncate, w.FxSync, w.FxFileSize = cfunc(walTruncate), cfunc(walSync), cfunc(walFileSize)
+	w.FxFileControl, w.FxLock, w.FxUnlock = cfunc(walFileControl), cfunc(walLock), cfunc(walUnlock)
+	w.FxCheckReservedLock = cfunc(walCheckReservedLock)
+	// The ones a table may lack (a WAL file's has no shared memory) are left out.
+	if w.FiVersion >= 2 && w.FxShmMap != 0 {
+		w.FxShmMap, w.FxShmLock, w.FxShmUnmap = cfunc(walShmMap), cfunc(walShmLock), cfunc(walShmUnmap)
+	}
+	if w.FiVersion >= 3 && w.FxFetch != 0 {
+		w.FxFetch, w.FxUnfetch = cfunc(walFetch), cfunc(walUnfetch)
+	}
+	set.wrapped = w
+	return set
 }
 
+// fileOf is the state of a file walOpen wrapped: its methods are called only
+// between its open and its close.
 func fileOf(pFile uintptr) *walFile {
 	filesMu.Lock()
 	defer filesMu.Unlock()
@@ -139,26 +173,27 @@ func fileOf(pFile uintptr) *walFile {
 }
 
 // write writes n bytes at buf to the file at off, as unix does.
-func write(tls *libc.TLS, pFile, buf uintptr, n int32, off int64) int32 {
-	walWrites.Add(1)
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&baseWrite)))(tls, pFile, buf, n, off)
+func (f *walFile) write(tls *libc.TLS, pFile, buf uintptr, n int32, off int64) int32 {
+	if f.wal {
+		walWrites.Add(1)
+	} else {
+		dbWrites.Add(1)
+	}
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&f.base.FxWrite)))(tls, pFile, buf, n, off)
 }
 
 // flush writes what f gathered.
 func (f *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
-	if f == nil || f.n == 0 {
+	if f.n == 0 {
 		return sqlite3.SQLITE_OK
 	}
 	n := f.n
 	f.n, f.commit = 0, false
-	return write(tls, pFile, f.buf, int32(n), f.start)
+	return f.write(tls, pFile, f.buf, int32(n), f.start)
 }
 
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsqlite3_int64) int32 {
 	f := fileOf(pFile)
-	if f == nil {
-		return write(tls, pFile, zBuf, iAmt, iOfst)
-	}
 	n := int(iAmt)
 	if f.n > 0 && (iOfst != f.start+int64(f.n) || f.n+n > walBufSize) {
 		if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
@@ -166,11 +201,11 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsql
 		}
 	}
 	if n > walBufSize {
-		return write(tls, pFile, zBuf, iAmt, iOfst)
+		return f.write(tls, pFile, zBuf, iAmt, iOfst)
 	}
 	if f.buf == 0 {
 		if f.buf = sqlite3.Xsqlite3_malloc64(tls, walBufSize); f.buf == 0 {
-			return write(tls, pFile, zBuf, iAmt, iOfst) // no memory to gather in: write it now
+			return f.write(tls, pFile, zBuf, iAmt, iOfst) // no memory to gather in: write it now
 		}
 	}
 	if f.n == 0 {
@@ -184,43 +219,48 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsql
 	}
 	// A frame header is 24 bytes; bytes 4–7 are the database size after a commit,
 	// 0 in the other frames of a transaction.
-	f.commit = n == 24 && (src[4]|src[5]|src[6]|src[7]) != 0
+	f.commit = f.wal && n == 24 && (src[4]|src[5]|src[6]|src[7]) != 0
 	return sqlite3.SQLITE_OK
 }
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsqlite3_int64) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&baseRead)))(tls, pFile, zBuf, iAmt, iOfst)
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&f.base.FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size sqlite3.Tsqlite3_int64) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&baseTruncate)))(tls, pFile, size)
+	return (*(*func(*libc.TLS, uintptr, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&f.base.FxTruncate)))(tls, pFile, size)
 }
 
 func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&baseSync)))(tls, pFile, flags)
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxSync)))(tls, pFile, flags)
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&baseFileSize)))(tls, pFile, pSize)
+	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&f.base.FxFileSize)))(tls, pFile, pSize)
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&baseFileControl)))(tls, pFile, op, pArg)
+	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&f.base.FxFileControl)))(tls, pFile, op, pArg)
 }
 
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
@@ -229,11 +269,77 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	delete(files, pFile)
 	filesMu.Unlock()
 	rc := f.flush(tls, pFile)
-	if f != nil && f.buf != 0 {
+	if f.buf != 0 {
 		sqlite3.Xsqlite3_free(tls, f.buf)
 	}
-	if rc2 := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&baseClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
+	if rc2 := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&f.base.FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
 		rc = rc2
 	}
 	return rc
+}
+
+// The other calls write what was gathered first, then are unix's.
+
+func walLock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxLock)))(tls, pFile, lock)
+}
+
+func walUnlock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxUnlock)))(tls, pFile, lock)
+}
+
+func walCheckReservedLock(tls *libc.TLS, pFile, pResOut uintptr) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&f.base.FxCheckReservedLock)))(tls, pFile, pResOut)
+}
+
+func walShmMap(tls *libc.TLS, pFile uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&f.base.FxShmMap)))(tls, pFile, iPg, pgsz, bExtend, pp)
+}
+
+func walShmLock(tls *libc.TLS, pFile uintptr, offset, n, flags int32) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&f.base.FxShmLock)))(tls, pFile, offset, n, flags)
+}
+
+func walShmUnmap(tls *libc.TLS, pFile uintptr, deleteFlag int32) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxShmUnmap)))(tls, pFile, deleteFlag)
+}
+
+func walFetch(tls *libc.TLS, pFile uintptr, iOfst sqlite3.Tsqlite3_int64, iAmt int32, pp uintptr) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, sqlite3.Tsqlite3_int64, int32, uintptr) int32)(unsafe.Pointer(&f.base.FxFetch)))(tls, pFile, iOfst, iAmt, pp)
+}
+
+func walUnfetch(tls *libc.TLS, pFile uintptr, iOfst sqlite3.Tsqlite3_int64, p uintptr) int32 {
+	f := fileOf(pFile)
+	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return (*(*func(*libc.TLS, uintptr, sqlite3.Tsqlite3_int64, uintptr) int32)(unsafe.Pointer(&f.base.FxUnfetch)))(tls, pFile, iOfst, p)
 }
