@@ -188,13 +188,17 @@ func (f *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 		return sqlite3.SQLITE_OK
 	}
 	n := f.n
-	f.n, f.commit = 0, false
+	f.n = 0
 	return f.write(tls, pFile, f.buf, int32(n), f.start)
 }
 
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsqlite3_int64) int32 {
 	f := fileOf(pFile)
 	n := int(iAmt)
+	// The page of a commit frame: the commit is written once it is, whatever is
+	// written before it to make room.
+	commitPage := f.commit
+	f.commit = false
 	if f.n > 0 && (iOfst != f.start+int64(f.n) || f.n+n > walBufSize) {
 		if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 			return rc
@@ -214,7 +218,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsql
 	src := unsafe.Slice((*byte)(cptr(zBuf)), n)
 	copy(unsafe.Slice((*byte)(cptr(f.buf)), walBufSize)[f.n:], src)
 	f.n += n
-	if f.commit { // the page of a commit frame: the commit is written now
+	if commitPage {
 		return f.flush(tls, pFile)
 	}
 	// A frame header is 24 bytes; bytes 4–7 are the database size after a commit,
