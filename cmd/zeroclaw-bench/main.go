@@ -51,6 +51,7 @@ type options struct {
 	IdleSessions int `json:"idle_sessions"` // idle sessions for the memory figure
 	SessionNews  int `json:"session_news"`  // sequential session/new calls timed
 	Turns        int `json:"turns"`         // echo turns whose session/update stream is counted
+	StreamWarmup int `json:"stream_warmup"` // rounds of a daemon and an echo turn before those counted
 	PromptLines  int `json:"prompt_lines"`  // lines of each turn's prompt
 	Uploads      int `json:"uploads"`       // rounds of 10 MiB uploads
 	// OutboundFrames is rpc.outbound_frames of the session daemon (with 64 MiB of
@@ -81,7 +82,7 @@ func defaultOptions() options {
 		Calls: 20000, Warmup: 1000, Rounds: 4,
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
-		IdleSessions: 60, SessionNews: 2000, Turns: 10, PromptLines: 2000, Uploads: 8,
+		IdleSessions: 60, SessionNews: 2000, Turns: 30, StreamWarmup: 10, PromptLines: 2000, Uploads: 8,
 		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000, WatchRepeats: 3,
 	}
 }
@@ -89,7 +90,7 @@ func defaultOptions() options {
 // quick shrinks the counts for a CI smoke run.
 func (o options) quick() options {
 	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
-	o.SessionNews, o.Turns, o.Uploads = 200, 3, 2
+	o.SessionNews, o.Turns, o.StreamWarmup, o.Uploads = 200, 3, 1, 2
 	o.HistoryTurns, o.Watchers, o.WatchPromptLines, o.WatchRepeats = 150, []int{1, 10}, 500, 1
 	return o
 }
@@ -110,6 +111,7 @@ func main() {
 	flag.IntVar(&o.IdleSessions, "idle-sessions", o.IdleSessions, "idle sessions for the memory figure (at most 63: the daemon keeps 64 live)")
 	flag.IntVar(&o.SessionNews, "session-news", o.SessionNews, "sequential session/new calls timed")
 	flag.IntVar(&o.Turns, "turns", o.Turns, "echo turns whose session/update stream is counted")
+	flag.IntVar(&o.StreamWarmup, "stream-warmup", o.StreamWarmup, "rounds of one daemon and one echo turn run before those counted")
 	flag.IntVar(&o.PromptLines, "prompt-lines", o.PromptLines, "lines of each streamed turn's prompt")
 	flag.IntVar(&o.Uploads, "uploads", o.Uploads, "rounds of 10 MiB uploads per server")
 	flag.IntVar(&o.OutboundFrames, "outbound-frames", o.OutboundFrames, "rpc.outbound_frames of the session daemon, with 64 MiB of rpc.outbound_bytes (0: the daemon's defaults)")
@@ -169,6 +171,9 @@ func main() {
 		}
 		if !set["turns"] {
 			o.Turns = q.Turns
+		}
+		if !set["stream-warmup"] {
+			o.StreamWarmup = q.StreamWarmup
 		}
 		if !set["uploads"] {
 			o.Uploads = q.Uploads
@@ -230,6 +235,8 @@ func (o options) validate() error {
 		return errors.New("--session-news must be between 1 and 1000000")
 	case o.Turns < 1 || o.Turns > 1000:
 		return errors.New("--turns must be between 1 and 1000")
+	case o.StreamWarmup < 0 || o.StreamWarmup > 1000:
+		return errors.New("--stream-warmup must be between 0 and 1000")
 	case o.PromptLines < 1 || o.PromptLines > 100_000:
 		return errors.New("--prompt-lines must be between 1 and 100000")
 	case o.Uploads < 1 || o.Uploads > 100:

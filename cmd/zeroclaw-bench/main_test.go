@@ -82,8 +82,8 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 		t.Errorf("session/new %+v: want %d calls, positive and ordered percentiles", r.SessionNew, o.SessionNews)
 	}
 	st := r.Stream
-	if len(st.Updates) != o.Turns || len(st.TurnMs) != o.Turns || len(st.PerSecond) != o.Turns {
-		t.Errorf("stream %+v: want %d turns", st, o.Turns)
+	if len(st.Updates) != o.Turns || len(st.TurnMs) != o.Turns || len(st.PerSecond) != o.Turns || st.Warmup != o.StreamWarmup || o.StreamWarmup < 1 {
+		t.Errorf("stream %+v: want %d turns after %d (at least 1) not counted", st, o.Turns, o.StreamWarmup)
 	}
 	sum := 0
 	for _, n := range st.Updates {
