@@ -13,26 +13,30 @@ import (
 )
 
 // The store's connections open the database through walVFS: SQLite's own unix VFS,
-// except that the database and WAL files gather their writes and write them to
-// the file at once, in one pwrite. SQLite writes a WAL frame as two writes, its
-// 24-byte header and its page, and a checkpoint copies the WAL into the database
-// a page a write, one system call each, and a system call costs the same whatever
-// its size (about 5 µs here, a 24-byte one as much as a 4 KiB one): a streamed
-// turn's 128 frames were 256 calls, and its checkpoint 75 more.
+// except that a WAL file gathers its writes and writes them to the file at once, in
+// one pwrite. SQLite writes a WAL frame as two writes, its 24-byte header and its
+// page, one system call each, and a system call costs the same whatever its size
+// (about 5 µs here, a 24-byte one as much as a 4 KiB one): a streamed turn's 128
+// frames were 256 calls.
 //
 // A WAL file writes what it gathered when SQLite has written the page of a commit
 // frame (the frame whose header holds the database size): so before the commit
 // returns, and so before SQLite publishes the frames to other connections in the
 // wal-index, which it does only after its writes returned. A process crash then
-// loses what it would have lost anyway, an uncommitted transaction. A database
-// file writes what it gathered when it is synced: a checkpoint syncs the database
-// before it records in the wal-index what it copied, so no connection reads a
-// copied page from the database file before it is there (every connection of the
-// store syncs: none runs with synchronous=OFF). In both, a write that does not
-// follow the last gathered one, and any other call on the file (a read, a sync, a
-// lock, a truncation, its size, a file control, its close), writes what was
+// loses what it would have lost anyway, an uncommitted transaction. A write that
+// does not follow the last gathered one, and any other call on the file (a read, a
+// sync, a truncation, its size, a file control, its close), writes what was
 // gathered first, so SQLite reads and syncs what it wrote. A failed write of what
-// was gathered fails the call that made it, as the write itself would have.
+// was gathered fails the call that made it, as the write itself would have: at a
+// commit, the commit page's write, which fails the commit.
+//
+// The database file is unix's own. Gathering a checkpoint's copies into it until
+// its sync lost data on a full disk: a partial checkpoint (a reader holding back
+// the last frames) records what it copied without syncing the database file, and
+// the only call on the file between its last copy and that record is a file
+// control whose error SQLite ignores, so pages that could not be written were
+// recorded as copied, and read back as missing
+// (TestACheckpointThatCannotWriteTheDatabaseRecordsNothingAsCopied).
 const walVFSName = "zeroclaw-wal"
 
 // walBufSize bounds what one WAL file gathers: a commit of more is written in
@@ -48,8 +52,8 @@ var (
 	unixVFS    uintptr              // SQLite's default VFS
 	unixOpen   uintptr              // its xOpen
 
-	// unix gives a database file one table of methods and a WAL file another: each
-	// is wrapped once, in sets, which never move (SQLite keeps pointers to them).
+	// unix may give WAL files more than one table of methods (by locking style):
+	// each is wrapped once, in sets, which never move (SQLite keeps pointers to them).
 	methodsMu sync.Mutex
 	sets      [4]methodSet
 	nSets     int
@@ -58,7 +62,6 @@ var (
 	files   = map[uintptr]*walFile{} // by sqlite3_file pointer
 
 	walWrites atomic.Int64 // writes to WAL files (tests count them)
-	dbWrites  atomic.Int64 // writes to database files (tests count them)
 )
 
 // methodSet is a table of unix's file methods and the same with the gathering
@@ -69,10 +72,9 @@ type methodSet struct {
 	wrapped sqlite3.Tsqlite3_io_methods
 }
 
-// walFile is what one open database or WAL file gathered.
+// walFile is what one open WAL file gathered.
 type walFile struct {
 	base   *sqlite3.Tsqlite3_io_methods // unix's methods of the file
-	wal    bool                         // a WAL file: a commit frame's page ends what it gathers
 	buf    uintptr                      // walBufSize bytes of SQLite's memory, once something is gathered
 	n      int                          // bytes gathered
 	start  int64                        // the file offset of the first
@@ -109,12 +111,11 @@ func cfunc(f any) uintptr {
 	return (*iface)(unsafe.Pointer(&f))[1]
 }
 
-// walOpen opens a file as unix does, and has a database or WAL file gather its
-// writes.
+// walOpen opens a file as unix does, and has a WAL file gather its writes.
 func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
 	open := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&unixOpen))
 	rc := open(tls, unixVFS, zName, pFile, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&(sqlite3.SQLITE_OPEN_WAL|sqlite3.SQLITE_OPEN_MAIN_DB) == 0 {
+	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
 		return rc
 	}
 	f := (*sqlite3.Tsqlite3_file)(cptr(pFile))
@@ -123,7 +124,7 @@ func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags u
 		return rc // no room for another table: left as unix made it
 	}
 	filesMu.Lock()
-	files[pFile] = &walFile{base: &set.base, wal: flags&sqlite3.SQLITE_OPEN_WAL != 0}
+	files[pFile] = &walFile{base: &set.base}
 	filesMu.Unlock()
 	f.FpMethods = uintptr(unsafe.Pointer(&set.wrapped))
 	return rc
@@ -151,15 +152,8 @@ func wrap(m uintptr) *methodSet {
 	w := set.base
 	w.FxClose, w.FxRead, w.FxWrite = cfunc(walClose), cfunc(walRead), cfunc(walWrite)
 	w.FxTruncate, w.FxSync, w.FxFileSize = cfunc(walTruncate), cfunc(walSync), cfunc(walFileSize)
-	w.FxFileControl, w.FxLock, w.FxUnlock = cfunc(walFileControl), cfunc(walLock), cfunc(walUnlock)
-	w.FxCheckReservedLock = cfunc(walCheckReservedLock)
-	// The ones a table may lack (a WAL file's has no shared memory) are left out.
-	if w.FiVersion >= 2 && w.FxShmMap != 0 {
-		w.FxShmMap, w.FxShmLock, w.FxShmUnmap = cfunc(walShmMap), cfunc(walShmLock), cfunc(walShmUnmap)
-	}
-	if w.FiVersion >= 3 && w.FxFetch != 0 {
-		w.FxFetch, w.FxUnfetch = cfunc(walFetch), cfunc(walUnfetch)
-	}
+	w.FxFileControl = cfunc(walFileControl)
+	// SQLite neither locks, maps nor fetches a WAL file: those stay unix's.
 	set.wrapped = w
 	return set
 }
@@ -174,11 +168,7 @@ func fileOf(pFile uintptr) *walFile {
 
 // write writes n bytes at buf to the file at off, as unix does.
 func (f *walFile) write(tls *libc.TLS, pFile, buf uintptr, n int32, off int64) int32 {
-	if f.wal {
-		walWrites.Add(1)
-	} else {
-		dbWrites.Add(1)
-	}
+	walWrites.Add(1)
 	return (*(*func(*libc.TLS, uintptr, uintptr, int32, sqlite3.Tsqlite3_int64) int32)(unsafe.Pointer(&f.base.FxWrite)))(tls, pFile, buf, n, off)
 }
 
@@ -223,7 +213,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst sqlite3.Tsql
 	}
 	// A frame header is 24 bytes; bytes 4–7 are the database size after a commit,
 	// 0 in the other frames of a transaction.
-	f.commit = f.wal && n == 24 && (src[4]|src[5]|src[6]|src[7]) != 0
+	f.commit = n == 24 && (src[4]|src[5]|src[6]|src[7]) != 0
 	return sqlite3.SQLITE_OK
 }
 
@@ -280,70 +270,4 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 		rc = rc2
 	}
 	return rc
-}
-
-// The other calls write what was gathered first, then are unix's.
-
-func walLock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxLock)))(tls, pFile, lock)
-}
-
-func walUnlock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxUnlock)))(tls, pFile, lock)
-}
-
-func walCheckReservedLock(tls *libc.TLS, pFile, pResOut uintptr) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&f.base.FxCheckReservedLock)))(tls, pFile, pResOut)
-}
-
-func walShmMap(tls *libc.TLS, pFile uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&f.base.FxShmMap)))(tls, pFile, iPg, pgsz, bExtend, pp)
-}
-
-func walShmLock(tls *libc.TLS, pFile uintptr, offset, n, flags int32) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&f.base.FxShmLock)))(tls, pFile, offset, n, flags)
-}
-
-func walShmUnmap(tls *libc.TLS, pFile uintptr, deleteFlag int32) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&f.base.FxShmUnmap)))(tls, pFile, deleteFlag)
-}
-
-func walFetch(tls *libc.TLS, pFile uintptr, iOfst sqlite3.Tsqlite3_int64, iAmt int32, pp uintptr) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, sqlite3.Tsqlite3_int64, int32, uintptr) int32)(unsafe.Pointer(&f.base.FxFetch)))(tls, pFile, iOfst, iAmt, pp)
-}
-
-func walUnfetch(tls *libc.TLS, pFile uintptr, iOfst sqlite3.Tsqlite3_int64, p uintptr) int32 {
-	f := fileOf(pFile)
-	if rc := f.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return (*(*func(*libc.TLS, uintptr, sqlite3.Tsqlite3_int64, uintptr) int32)(unsafe.Pointer(&f.base.FxUnfetch)))(tls, pFile, iOfst, p)
 }

@@ -8,4 +8,4 @@ import "sync/atomic"
 // (walvfs.go gathers a WAL file's writes on unix).
 func registerWALVFS() (string, error) { return "", nil }
 
-var walWrites, dbWrites atomic.Int64 // unused: no gathering VFS here
+var walWrites atomic.Int64 // unused: no gathering VFS here
