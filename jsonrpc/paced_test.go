@@ -185,9 +185,14 @@ type source struct {
 	name   string
 	left   int
 	pulled chan string
+	gate   chan struct{} // when set, the first Pull waits for it to close
 }
 
 func (s *source) Pull() {
+	if s.gate != nil {
+		<-s.gate
+		s.gate = nil
+	}
 	s.pulled <- s.name
 	for s.left > 0 {
 		frame := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/update","params":{"from":%q,"pad":"%s"}}`+"\n", s.name, strings.Repeat("x", 1000))
@@ -211,7 +216,11 @@ func TestTheWriterPullsFromEachSourceInTurnAtTheReadersPace(t *testing.T) {
 	c, peer, r := pair(t, HandlerFunc(nil), Options{})
 	pulled := make(chan string, 64)
 	const each = 3 * PacedWindow / 1000 // three windows' worth each
-	a := &source{c: c, name: "a", left: each, pulled: pulled}
+	// a's first Pull, on the writer, waits until b wants too: else, on a busy
+	// machine, the writer could pull all of a's frames, window after window, before
+	// this goroutine ran again to make b's Want (a fresh-clone CI run saw [a b]).
+	both := make(chan struct{})
+	a := &source{c: c, name: "a", left: each, pulled: pulled, gate: both}
 	b := &source{c: c, name: "b", left: each, pulled: pulled}
 	if err := c.Want(a); err != nil {
 		t.Fatal(err)
@@ -219,6 +228,7 @@ func TestTheWriterPullsFromEachSourceInTurnAtTheReadersPace(t *testing.T) {
 	if err := c.Want(b); err != nil {
 		t.Fatal(err)
 	}
+	close(both)
 	got := map[string]int{}
 	var order []string
 	for got["a"]+got["b"] < 2*each {
