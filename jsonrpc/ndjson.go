@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -290,6 +291,15 @@ func (f *NDJSON) AppendFrame(dst, msg []byte) []byte { return append(append(dst,
 func (f *NDJSON) WriteStream(b []byte) error {
 	f.armWrite()
 	_, err := f.rw.Write(b)
+	return err
+}
+
+// WriteStreams writes pieces of frames made by AppendFrame, in order, in as few
+// system calls as the stream takes (writev on a socket) (StreamsWriter).
+func (f *NDJSON) WriteStreams(pieces [][]byte) error {
+	f.armWrite()
+	bufs := net.Buffers(pieces) // WriteTo consumes it: the caller clears pieces after
+	_, err := bufs.WriteTo(f.rw)
 	return err
 }
 

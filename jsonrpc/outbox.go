@@ -67,6 +67,9 @@ type outbox struct {
 	room              chan struct{} // see Conn.Room; nil until asked for
 	// wants are the Pullers that wait for room in the paced window (Conn.Want).
 	wants []Puller
+	// pieces is the writer's scratch list of the segments one writeStream call
+	// writes together; only the writer touches it.
+	pieces [][]byte
 }
 
 func (o *outbox) init(c *Conn, maxFrames, maxBytes int) {
@@ -276,19 +279,7 @@ func (o *outbox) run(once bool) {
 
 		var err error
 		if len(stream) > 0 {
-			for i, sg := range stream {
-				if sg.own == nil {
-					if err == nil {
-						err = o.framer.WriteStream(sg.ref)
-					}
-				} else {
-					if err == nil {
-						err = o.framer.WriteStream(*sg.own)
-					}
-					streamBuffers.put(sg.own)
-				}
-				stream[i] = segment{}
-			}
+			err = o.writeStream(stream)
 		} else {
 			err = o.c.writeFrames(batch)
 			clear(batch)

@@ -67,3 +67,58 @@ func (o *outbox) appendRefLocked(frame []byte) {
 	}
 	o.stream = append(o.stream, segment{ref: frame})
 }
+
+// StreamsWriter is a StreamFramer that can write several pieces of its stream in
+// one system call (a socket's writev).
+type StreamsWriter interface {
+	// WriteStreams writes the pieces in order, as WriteStream would one by one.
+	WriteStreams(pieces [][]byte) error
+}
+
+// writeStream writes the stream's segments in order, clears them, and gives the
+// buffers it owned back to the pool. Over a StreamsWriter, consecutive segments
+// go in one call, up to streamChunk bytes of them (so a write deadline still
+// covers about a buffer's worth): a window of the session's tail that crosses
+// one of its blocks is one write, not two.
+func (o *outbox) writeStream(stream []segment) error {
+	sw, _ := o.framer.(StreamsWriter)
+	var err error
+	size := 0
+	flush := func() {
+		switch {
+		case err != nil || len(o.pieces) == 0:
+		case len(o.pieces) == 1 || sw == nil:
+			for _, p := range o.pieces {
+				if err == nil {
+					err = o.framer.WriteStream(p)
+				}
+			}
+		default:
+			err = sw.WriteStreams(o.pieces)
+		}
+		clear(o.pieces)
+		o.pieces, size = o.pieces[:0], 0
+	}
+	for _, sg := range stream {
+		b := sg.ref
+		if sg.own != nil {
+			b = *sg.own
+		}
+		if size > 0 && (sw == nil || size+len(b) > streamChunk) {
+			flush()
+		}
+		o.pieces = append(o.pieces, b)
+		size += len(b)
+	}
+	flush()
+	for i, sg := range stream {
+		if sg.own != nil {
+			streamBuffers.put(sg.own)
+		}
+		stream[i] = segment{}
+	}
+	if cap(o.pieces) > 64 {
+		o.pieces = nil
+	}
+	return err
+}
