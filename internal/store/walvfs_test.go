@@ -145,7 +145,11 @@ func TestACheckpointThatCannotWriteTheDatabaseRecordsNothingAsCopied(t *testing.
 	if !bytes.Equal(got, big) {
 		t.Fatalf("the big row read back after the failed checkpoint differs (%d bytes, want %d)", len(got), len(big))
 	}
-	if err := conn().QueryRow("PRAGMA integrity_check").Scan(new(string)); err != nil {
+	var integrity string
+	if err := conn().QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil {
 		t.Fatal(err)
+	}
+	if integrity != "ok" {
+		t.Fatalf("integrity_check after the failed checkpoint: %q, want ok", integrity)
 	}
 }
