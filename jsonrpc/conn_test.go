@@ -19,8 +19,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// pair returns a Conn serving h on one end of a real Unix socket, and the raw other end.
-func pair(t *testing.T, h Handler, opts Options) (*Conn, net.Conn, *bufio.Reader) {
+// unixPair returns the server's and the dialling peer's ends of a real Unix socket.
+func unixPair(t *testing.T) (server, peer net.Conn) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "zcconn")
 	if err != nil {
@@ -35,13 +35,20 @@ func pair(t *testing.T, h Handler, opts Options) (*Conn, net.Conn, *bufio.Reader
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	peer, err := net.Dial("unix", dir+"/c.sock")
+	peer, err = net.Dial("unix", dir+"/c.sock")
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := <-accepted
+	server = <-accepted
 	ln.Close()
 	os.RemoveAll(dir)
+	return server, peer
+}
+
+// pair returns a Conn serving h on one end of a real Unix socket, and the raw other end.
+func pair(t *testing.T, h Handler, opts Options) (*Conn, net.Conn, *bufio.Reader) {
+	t.Helper()
+	server, peer := unixPair(t)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

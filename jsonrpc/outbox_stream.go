@@ -87,12 +87,8 @@ func (o *outbox) writeStream(stream []segment) error {
 	flush := func() {
 		switch {
 		case err != nil || len(o.pieces) == 0:
-		case len(o.pieces) == 1 || sw == nil:
-			for _, p := range o.pieces {
-				if err == nil {
-					err = o.framer.WriteStream(p)
-				}
-			}
+		case len(o.pieces) == 1: // always so without a StreamsWriter
+			err = o.framer.WriteStream(o.pieces[0])
 		default:
 			err = sw.WriteStreams(o.pieces)
 		}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"testing"
 )
 
@@ -96,31 +94,13 @@ func TestTheStreamsPiecesGoOutTogetherUpToABuffersWorth(t *testing.T) {
 // NDJSON's WriteStreams over a socket (writev) delivers its pieces whole and in
 // order, however many calls the kernel takes them in.
 func TestWriteStreamsDeliversEveryPieceInOrder(t *testing.T) {
-	dir, err := os.MkdirTemp("", "zcwv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	ln, err := net.Listen("unix", dir+"/s.sock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	nc, peer := unixPair(t)
 	got := make(chan []byte, 1)
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(c)
-		c.Close()
+		b, _ := io.ReadAll(peer)
+		peer.Close()
 		got <- b
 	}()
-	nc, err := net.Dial("unix", dir+"/s.sock")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := NewNDJSON(nc)
 	var pieces, wantAll [][]byte
 	for i := range 40 { // more than a socket buffer: the kernel takes it in several calls
