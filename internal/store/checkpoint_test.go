@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,56 @@ func TestTheWALIsCheckpointedInTheBackground(t *testing.T) {
 	}
 	if got := size(); got < before+turns*int64(len(text)) {
 		t.Fatalf("after the checkpoint the database file is %d bytes, want at least %d", got, before+turns*int64(len(text)))
+	}
+}
+
+// A write that takes the WAL past walFilling starts a checkpoint at once, without
+// waiting checkpointDelay: writes that fill it faster than that (back-to-back
+// streamed turns) would otherwise take it past walBound, and the write that found
+// it so would wait for a TRUNCATE of it all. Here the delay is an hour, so only
+// the filling write can start the checkpoint that copies the pages into the file.
+func TestAWriteThatFillsTheWALStartsACheckpointAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openAt(t, path)
+	create(t, s, "s1")
+	s.ckpt.close()
+	c, err := openCheckpointDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	ck := newCheckpointer(c, s.w, path)
+	ck.delay, ck.ran = time.Hour, ran // before the first kick
+	s.ckpt = ck
+	dbSize := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := dbSize()
+	text := strings.Repeat("some words of a long reply ", 2000) // 54 KB: 14 pages a copy
+	turns := 0
+	for fileSize(t, path+"-wal") <= walFilling {
+		if turns == 200 {
+			t.Fatalf("200 turns left the WAL at %d bytes, never past %d", fileSize(t, path+"-wal"), walFilling)
+		}
+		id := fmt.Sprintf("t%d", turns)
+		if _, err := s.BeginTurnFor(ctx, "s1", id, "", provider.Message{Role: provider.RoleUser, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EndTurn(ctx, "s1", id); err != nil {
+			t.Fatal(err)
+		}
+		turns++
+	}
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no checkpoint within 30 s of the write that took the WAL to %d bytes (the delay is an hour)", fileSize(t, path+"-wal"))
+	}
+	if got := dbSize(); got < before+int64(turns)*int64(len(text)) {
+		t.Fatalf("after the checkpoint the database file is %d bytes, want at least %d", got, before+int64(turns)*int64(len(text)))
 	}
 }
