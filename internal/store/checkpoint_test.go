@@ -119,3 +119,40 @@ func TestAWriteThatFillsTheWALStartsACheckpointAtOnce(t *testing.T) {
 		t.Fatalf("after the checkpoint the database file is %d bytes, want at least %d", got, before+int64(turns)*int64(len(text)))
 	}
 }
+
+// Once writes pause, the checkpoint's first step alone (catchUp, on the
+// checkpointer's own connection) copies the whole WAL, and says so: the second
+// step, which holds the writer, is not needed, and the next write starts the WAL
+// over from its beginning.
+func TestACheckpointThatCatchesUpLetsTheNextWriteStartTheWALOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openAt(t, path)
+	create(t, s, "s1")
+	s.ckpt.close() // this test runs the steps itself
+	c, err := openCheckpointDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ck := &checkpointer{db: c, w: s.w, wal: path + "-wal"}
+	frames := func() int64 {
+		var busy, log, done int64
+		if err := c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done); err != nil {
+			t.Fatal(err)
+		}
+		return log
+	}
+	text := strings.Repeat("some words of a long reply ", 2000)
+	var seq uint64
+	for i := range 10 {
+		storeTurn(t, s, "s1", i, text, &seq)
+	}
+	if !ck.catchUp(ctx) {
+		t.Fatal("with no write coming, the first step did not report the WAL wholly copied")
+	}
+	before := frames()
+	storeTurn(t, s, "s1", 10, "", &seq)
+	if after := frames(); after >= before {
+		t.Fatalf("the write after the checkpoint left %d frames in the WAL, which had %d: it was not started over", after, before)
+	}
+}
