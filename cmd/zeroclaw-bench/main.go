@@ -83,7 +83,7 @@ func defaultOptions() options {
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
 		IdleSessions: 60, SessionNews: 2000, Turns: 30, StreamWarmup: 10, PromptLines: 2000, Uploads: 8,
-		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000, WatchRepeats: 3,
+		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000, WatchRepeats: 5,
 	}
 }
 
