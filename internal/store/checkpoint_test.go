@@ -87,14 +87,7 @@ func TestAWriteThatFillsTheWALStartsACheckpointAtOnce(t *testing.T) {
 	ck := newCheckpointer(c, s.w, path)
 	ck.delay, ck.ran = time.Hour, ran // before the first kick
 	s.ckpt = ck
-	dbSize := func() int64 {
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	before := dbSize()
+	before := fileSize(t, path)
 	text := strings.Repeat("some words of a long reply ", 2000) // 54 KB: 14 pages a copy
 	turns := 0
 	for fileSize(t, path+"-wal") <= walFilling {
@@ -115,7 +108,7 @@ func TestAWriteThatFillsTheWALStartsACheckpointAtOnce(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no checkpoint within 30 s of the write that took the WAL to %d bytes (the delay is an hour)", fileSize(t, path+"-wal"))
 	}
-	if got := dbSize(); got < before+int64(turns)*int64(len(text)) {
+	if got := fileSize(t, path); got < before+int64(turns)*int64(len(text)) {
 		t.Fatalf("after the checkpoint the database file is %d bytes, want at least %d", got, before+int64(turns)*int64(len(text)))
 	}
 }
