@@ -291,7 +291,7 @@ func (s *Session) publishChunk(turnID, typ, text string) {
 		s.chunks = new(chunkWriter)
 	}
 	w := s.chunks
-	raw, err := w.enc.chunk(w.buf[:0], s.ID, turnID, seq, typ, text)
+	raw, shape, err := w.enc.chunk(w.buf[:0], s.ID, turnID, seq, typ, text)
 	if err != nil {
 		s.mgr.log.Error("encoding an update", "session", s.ID, "type", typ, "err", err)
 		return
@@ -299,7 +299,7 @@ func (s *Session) publishChunk(turnID, typ, text string) {
 	if cap(raw) <= maxChunkBuffer {
 		w.buf = raw // reused: the replay log and the subscribers copy what they keep
 	}
-	s.deliverLocked(seq, raw)
+	s.deliverShapedLocked(seq, raw, shape)
 }
 
 // maxChunkBuffer bounds the encoding buffer a session keeps between chunks.
@@ -359,11 +359,17 @@ func (s *Session) reserveLocked() error {
 // missing from the tail would read it from the store, and when the log failed to
 // store it, be lagged for an update it was about to be sent.
 func (s *Session) deliverLocked(seq uint64, raw []byte) {
+	s.deliverShapedLocked(seq, raw, nil)
+}
+
+// deliverShapedLocked is deliverLocked of an update whose payload is of shape,
+// which spares the replay log finding it (store.Shape).
+func (s *Session) deliverShapedLocked(seq uint64, raw []byte, shape *store.Shape) {
 	s.seq = seq
 	s.mu.Lock()
 	raw, kept := s.tailLocked(seq, raw)
 	s.mu.Unlock()
-	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw}, kept)
+	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw, Shape: shape}, kept)
 }
 
 // tailLocked adds raw to the tail while connections are attached, and returns the

@@ -3,8 +3,10 @@ package session
 import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"slices"
 	"strconv"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -111,14 +113,18 @@ func (u *Update) chunk() bool {
 // (sessionId, turnId and the "seq" key) kept for as long as the turn lasts. The
 // other types go through json.Marshal (Session.publish).
 type encoder struct {
-	prefix []byte // {"sessionId":…,"turnId":…,"seq":
-	turn   string // the turnId prefix was made for
+	prefix []byte       // {"sessionId":…,"turnId":…,"seq":
+	turn   string       // the turnId prefix was made for
+	shape  *store.Shape // of the chunks of type shapeOf after prefix, or nil
+	typ    string       // the type of shape
 }
 
 // chunk appends the JSON of a text chunk to b and returns it (reallocated when b
-// has no room).
-func (e *encoder) chunk(b []byte, sessionID, turnID string, seq uint64, typ, text string) ([]byte, error) {
+// has no room), with its Shape for the replay log when it was encoded by hand (the
+// core is the quoted text), else nil.
+func (e *encoder) chunk(b []byte, sessionID, turnID string, seq uint64, typ, text string) ([]byte, *store.Shape, error) {
 	if e.prefix == nil || e.turn != turnID || !e.prefixOf(sessionID) {
+		e.shape = nil
 		p := append(e.prefix[:0], `{"sessionId":`...)
 		p, err := jsontext.AppendQuote(p, sessionID)
 		if err != nil {
@@ -132,6 +138,15 @@ func (e *encoder) chunk(b []byte, sessionID, turnID string, seq uint64, typ, tex
 		}
 		e.prefix, e.turn = append(p, `,"seq":`...), turnID
 	}
+	if e.shape == nil || e.typ != typ {
+		// Its parts are copies: the prefix's buffer is written again for the next
+		// turn, while the replay log may still hold updates of this shape.
+		e.shape, e.typ = &store.Shape{
+			Prefix: slices.Clone(e.prefix),
+			Middle: []byte(`,"type":"` + typ + `","text":"`),
+			Suffix: []byte(`"}`),
+		}, typ
+	}
 	b = append(b, e.prefix...)
 	b = strconv.AppendUint(b, seq, 10)
 	b = append(b, `,"type":"`...)
@@ -139,13 +154,13 @@ func (e *encoder) chunk(b []byte, sessionID, turnID string, seq uint64, typ, tex
 	b = append(b, `","text":`...)
 	if plainASCII(text) { // a word of a streamed reply, mostly: nothing to escape
 		b = append(append(append(b, '"'), text...), '"', '}')
-		return b, nil
+		return b, e.shape, nil
 	}
 	b, err := jsontext.AppendQuote(b, text)
 	if err != nil {
 		return marshalChunk(sessionID, turnID, seq, typ, text)
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), e.shape, nil
 }
 
 // plainASCII reports whether s is printable ASCII with no quote or backslash: JSON
@@ -165,8 +180,9 @@ func plainASCII(s string) bool {
 // hand are published from the stack.
 //
 //go:noinline
-func marshalChunk(sessionID, turnID string, seq uint64, typ, text string) ([]byte, error) {
-	return json.Marshal(&Update{SessionID: sessionID, TurnID: turnID, Seq: seq, Type: typ, Text: &text})
+func marshalChunk(sessionID, turnID string, seq uint64, typ, text string) ([]byte, *store.Shape, error) {
+	b, err := json.Marshal(&Update{SessionID: sessionID, TurnID: turnID, Seq: seq, Type: typ, Text: &text})
+	return b, nil, err
 }
 
 // prefixOf reports whether the kept prefix is the one of session id: it starts

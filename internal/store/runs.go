@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -32,6 +33,9 @@ var seqKey = []byte(`"seq":`)
 
 // encodeRun returns the stored payload of a run of two updates or more.
 func encodeRun(run []Update) []byte {
+	if b := shapedRun(run); b != nil {
+		return b
+	}
 	if b := compactRun(run); b != nil {
 		return b
 	}
@@ -110,6 +114,61 @@ func compactRun(run []Update) []byte {
 		b = append(b, r[len(middle):len(r)-len(suffix)]...)
 	}
 	return b
+}
+
+// shapedRun returns the compact form of run (framedMark) when every update of it
+// has the same Shape, or nil. Its parts are the shape's: each payload's core is
+// found by the lengths of the parts and of its seq, its bytes are not compared
+// (finding the parts, compactRun, was a twentieth of a streamed update's cost).
+// A payload too short for its shape is not of it: nil, and compactRun decides.
+func shapedRun(run []Update) []byte {
+	sh := run[0].Shape
+	if sh == nil {
+		return nil
+	}
+	fixed := len(sh.Prefix) + len(sh.Middle) + len(sh.Suffix)
+	var num [20]byte
+	digits := len(strconv.AppendUint(num[:0], run[0].Seq, 10))
+	next := nextDigitsAt(run[0].Seq) // the first seq with one digit more
+	cores := 0
+	for _, u := range run {
+		if u.Seq >= next {
+			digits++
+			next = nextDigitsAt(u.Seq)
+		}
+		if u.Shape != sh || len(u.Payload) < fixed+digits {
+			return nil
+		}
+		cores += len(u.Payload) - fixed - digits
+	}
+	b := make([]byte, 0, 3+len(sh.Prefix)+len(sh.Middle)+len(sh.Suffix)+len(run)+cores)
+	b = append(append(b, framedMark), sh.Prefix...)
+	b = append(append(b, '\n'), sh.Middle...)
+	b = append(append(b, '\n'), sh.Suffix...)
+	digits = len(strconv.AppendUint(num[:0], run[0].Seq, 10))
+	next = nextDigitsAt(run[0].Seq)
+	for _, u := range run {
+		if u.Seq >= next {
+			digits++
+			next = nextDigitsAt(u.Seq)
+		}
+		start := len(sh.Prefix) + digits + len(sh.Middle)
+		b = append(append(b, '\n'), u.Payload[start:len(u.Payload)-len(sh.Suffix)]...)
+	}
+	return b
+}
+
+// nextDigitsAt returns the smallest number with more decimal digits than seq
+// (math.MaxUint64 when there is none).
+func nextDigitsAt(seq uint64) uint64 {
+	p := uint64(10)
+	for p <= seq {
+		if p > math.MaxUint64/10 {
+			return math.MaxUint64
+		}
+		p *= 10
+	}
+	return p
 }
 
 // incDecimal adds one to the decimal number d (ASCII digits, no sign) in place,

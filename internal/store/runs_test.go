@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -133,7 +134,7 @@ func FuzzRunsRoundTrip(f *testing.F) {
 		for i := range n {
 			seq := first + uint64(i)
 			p := fmt.Appendf(nil, "%s%d%s%s", head, seq, tail[:len(tail)*i%(len(tail)+1)], vary[:len(vary)*(i%3)/3])
-			if !joinable(p) {
+			if !joinable(Update{Payload: p}) {
 				return
 			}
 			run = append(run, Update{Seq: seq, Payload: p})
@@ -148,4 +149,74 @@ func FuzzRunsRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzShapedRunsRoundTrip: a run of updates of one Shape is stored by its parts,
+// without its bytes being compared (shapedRun), and decodes to exactly what was
+// encoded, across seqs that gain a digit.
+func FuzzShapedRunsRoundTrip(f *testing.F) {
+	f.Add(uint64(95), `{"sessionId":"s","turnId":"t","seq":`, `,"type":"agent_message_chunk","text":"`, `"}`, "word ", 9)
+	f.Add(uint64(0), ``, ``, ``, "", 12)
+	f.Add(uint64(9998), `{"seq":`, `,"text":"`, `"}`, `\n \"é\"`, 5)
+	f.Fuzz(func(t *testing.T, first uint64, prefix, middle, suffix, vary string, n int) {
+		n = 2 + int(uint(n)%40)
+		first %= 1 << 62
+		sh := &Shape{Prefix: []byte(prefix), Middle: []byte(middle), Suffix: []byte(suffix)}
+		if strings.Contains(prefix+middle+suffix+vary, "\n") || (prefix != "" && (prefix[0] == compactMark || prefix[0] == framedMark)) {
+			return // not a shape (Shape)
+		}
+		var run []Update
+		for i := range n {
+			seq := first + uint64(i)
+			p := fmt.Appendf(nil, "%s%d%s%s%s", prefix, seq, middle, vary[:len(vary)*(i%4)/3], suffix)
+			u := Update{Seq: seq, Payload: p, Shape: sh}
+			if !joinable(u) {
+				return
+			}
+			run = append(run, u)
+		}
+		stored := encodeRun(run)
+		if shaped := shapedRun(run); !bytes.Equal(stored, shaped) {
+			t.Fatalf("stored %q, not by its shape", stored)
+		}
+		parts, err := decodeRun(stored, int64(first), int64(first)+int64(n)-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, u := range run {
+			if string(parts[i]) != string(u.Payload) {
+				t.Fatalf("update %d: %q, want %q", i, parts[i], u.Payload)
+			}
+		}
+	})
+}
+
+// A run whose updates are not all of one shape, or whose payload is too short
+// for the shape it names, is compacted by comparing its bytes, as one of no
+// shape is.
+func TestARunNotAllOfOneShapeIsStoredByItsBytes(t *testing.T) {
+	prefix, middle, suffix := `{"seq":`, `,"text":"`, `"}`
+	a := &Shape{Prefix: []byte(prefix), Middle: []byte(middle), Suffix: []byte(suffix)}
+	b := &Shape{Prefix: []byte(prefix), Middle: []byte(middle), Suffix: []byte(suffix)}
+	mk := func(seq uint64, text string, sh *Shape) Update {
+		return Update{Seq: seq, Payload: fmt.Appendf(nil, "%s%d%s%s%s", prefix, seq, middle, text, suffix), Shape: sh}
+	}
+	for name, run := range map[string][]Update{
+		"two shapes":    {mk(7, "a", a), mk(8, "b", b), mk(9, "c", a)},
+		"a shape, none": {mk(7, "a", a), mk(8, "b", nil)},
+		"too short":     {mk(7, "a", a), {Seq: 8, Payload: []byte(`{"seq":8`), Shape: a}},
+	} {
+		if shapedRun(run) != nil {
+			t.Errorf("%s: stored by a shape", name)
+		}
+		parts, err := decodeRun(encodeRun(run), 7, int64(7+len(run)-1))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, u := range run {
+			if string(parts[i]) != string(u.Payload) {
+				t.Errorf("%s: update %d: %q, want %q", name, i, parts[i], u.Payload)
+			}
+		}
+	}
 }

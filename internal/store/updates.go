@@ -57,6 +57,19 @@ type Update struct {
 	SessionID string
 	Seq       uint64
 	Payload   []byte // the notification's params, as sent
+	// Shape, when not nil, is how Payload was made: updates of one shape in a run
+	// are stored compact without the store comparing their bytes (runs.go).
+	Shape *Shape
+}
+
+// Shape is how the payloads of a kind of update are made: Prefix, the update's
+// seq in decimal, Middle, a core of the update's own, and Suffix. No part of a
+// payload of a shape holds a newline, and the prefix starts with neither mark of
+// a run (runs.go): a streamed text chunk's params, whose core is its quoted text,
+// are such. Whoever makes the payloads keeps one Shape for as long as its parts
+// stay the same, and never changes one once an update points to it.
+type Shape struct {
+	Prefix, Middle, Suffix []byte
 }
 
 func seqArg(seq uint64) (int64, error) {
@@ -293,11 +306,11 @@ func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string,
 // whose payloads are joinable, at most maxRun. Any other update is a run of its
 // own, so a stored run always splits back exactly.
 func runLength(us []Update) int {
-	if !joinable(us[0].Payload) {
+	if !joinable(us[0]) {
 		return 1
 	}
 	n := 1
-	for n < len(us) && n < maxRun && us[n].Seq == us[n-1].Seq+1 && joinable(us[n].Payload) {
+	for n < len(us) && n < maxRun && us[n].Seq == us[n-1].Seq+1 && joinable(us[n]) {
 		n++
 	}
 	return n
@@ -308,10 +321,15 @@ func runLength(us []Update) int {
 // does not share with the chunks after it would be kept with each of them (runs.go).
 const maxJoined = 1 << 10
 
-// joinable reports whether p may be stored in a run with others (runs.go): it is
-// at most maxJoined bytes, holds no newline and does not start with a run's mark.
-func joinable(p []byte) bool {
-	return len(p) <= maxJoined && (len(p) == 0 || (p[0] != compactMark && p[0] != framedMark)) && bytes.IndexByte(p, '\n') < 0
+// joinable reports whether u may be stored in a run with others (runs.go): its
+// payload is at most maxJoined bytes, holds no newline and does not start with a
+// run's mark, which a payload of a Shape never does.
+func joinable(u Update) bool {
+	p := u.Payload
+	if len(p) > maxJoined {
+		return false
+	}
+	return u.Shape != nil || ((len(p) == 0 || (p[0] != compactMark && p[0] != framedMark)) && bytes.IndexByte(p, '\n') < 0)
 }
 
 // keepNewest counts the added updates, raises the seq mark, and, once the session
