@@ -122,6 +122,8 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 	}
 	usage.OutputTokens = words
 	usage.ContextTokens = contextWords(req) + words
+	// The reply is the next call's context: its words are counted already.
+	wordCounts.remember(text, words)
 	return Result{Text: text, Usage: usage}, nil
 }
 
@@ -177,7 +179,19 @@ func (c *wordCache) count(s string) int {
 		return e.words
 	}
 	n := countWords(s)
+	c.remember(s, n)
+	return n
+}
+
+// remember records that s has words words (counted as countWords does), for
+// count to find.
+func (c *wordCache) remember(s string, words int) {
+	if len(s) < wordCacheMin {
+		return
+	}
+	k := wordKey{unsafe.StringData(s), len(s)}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.bytes+len(s) > wordCacheBytes {
 		clear(c.counts)
 		c.bytes = 0
@@ -185,10 +199,8 @@ func (c *wordCache) count(s string) int {
 	if old, ok := c.counts[k]; ok {
 		c.bytes -= len(old.s)
 	}
-	c.counts[k] = wordEntry{s, n}
+	c.counts[k] = wordEntry{s, words}
 	c.bytes += len(s)
-	c.mu.Unlock()
-	return n
 }
 
 // echoLines yields the lines of s: split at "\n", without a trailing "\r".

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func user(text string) Message { return Message{Role: RoleUser, Text: text} }
@@ -329,5 +330,33 @@ func TestContextWordsOfLongTextsAreCountedOnce(t *testing.T) {
 		if got := contextWords(req); got != 400+1000+400 {
 			t.Fatalf("contextWords = %d, want %d", got, 400+1000+400)
 		}
+	}
+}
+
+// A long reply's words are remembered as the words of the next call's context: the
+// next turn counts none of them again, and counts what countWords would.
+func TestEchoRemembersTheWordsOfALongReply(t *testing.T) {
+	prompt := strings.Repeat("word wörd\u00a0word\t", 300) // over wordCacheMin, with other spaces
+	res, err := Echo{}.Stream(t.Context(), Request{Messages: []Message{user(prompt)}}, func(Delta) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wordCounts.mu.Lock()
+	e, ok := wordCounts.counts[wordKey{unsafe.StringData(res.Text), len(res.Text)}]
+	wordCounts.mu.Unlock()
+	if !ok || e.s != res.Text {
+		t.Fatal("the reply's words are not remembered")
+	}
+	if want := countWords(res.Text); e.words != want || res.Usage.OutputTokens != want {
+		t.Errorf("remembered %d words, the usage says %d, countWords %d", e.words, res.Usage.OutputTokens, want)
+	}
+	next := Request{Messages: []Message{user(prompt), {Role: RoleAssistant, Text: res.Text}, user("again")}}
+	again, err := Echo{}.Stream(t.Context(), next, func(Delta) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its context: the prompt, the reply and "again"; then its own "echo: again".
+	if want := countWords(prompt) + countWords(res.Text) + 1 + 2; again.Usage.ContextTokens != want {
+		t.Errorf("next call's context: %d words, want %d", again.Usage.ContextTokens, want)
 	}
 }
