@@ -115,7 +115,7 @@ func (u *Update) chunk() bool {
 type encoder struct {
 	prefix []byte       // {"sessionId":…,"turnId":…,"seq":
 	turn   string       // the turnId prefix was made for
-	shape  *store.Shape // of the chunks of type shapeOf after prefix, or nil
+	shape  *store.Shape // of the chunks of type typ after prefix, or nil
 	typ    string       // the type of shape
 }
 
