@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -127,48 +126,27 @@ func shapedRun(run []Update) []byte {
 		return nil
 	}
 	fixed := len(sh.Prefix) + len(sh.Middle) + len(sh.Suffix)
-	var num [20]byte
-	digits := len(strconv.AppendUint(num[:0], run[0].Seq, 10))
-	next := nextDigitsAt(run[0].Seq) // the first seq with one digit more
-	cores := 0
+	size := 3 + fixed // room for all of it: each core is counted with its seq
 	for _, u := range run {
-		if u.Seq >= next {
-			digits++
-			next = nextDigitsAt(u.Seq)
-		}
-		if u.Shape != sh || len(u.Payload) < fixed+digits {
-			return nil
-		}
-		cores += len(u.Payload) - fixed - digits
+		size += 1 + max(0, len(u.Payload)-fixed)
 	}
-	b := make([]byte, 0, 3+len(sh.Prefix)+len(sh.Middle)+len(sh.Suffix)+len(run)+cores)
+	b := make([]byte, 0, size)
 	b = append(append(b, framedMark), sh.Prefix...)
 	b = append(append(b, '\n'), sh.Middle...)
 	b = append(append(b, '\n'), sh.Suffix...)
-	digits = len(strconv.AppendUint(num[:0], run[0].Seq, 10))
-	next = nextDigitsAt(run[0].Seq)
-	for _, u := range run {
-		if u.Seq >= next {
-			digits++
-			next = nextDigitsAt(u.Seq)
+	var num [20]byte
+	digits := strconv.AppendUint(num[:0], run[0].Seq, 10)
+	for i, u := range run {
+		if i > 0 {
+			digits = incDecimal(digits)
 		}
-		start := len(sh.Prefix) + digits + len(sh.Middle)
+		start := len(sh.Prefix) + len(digits) + len(sh.Middle)
+		if u.Shape != sh || u.Seq != run[0].Seq+uint64(i) || len(u.Payload) < start+len(sh.Suffix) {
+			return nil
+		}
 		b = append(append(b, '\n'), u.Payload[start:len(u.Payload)-len(sh.Suffix)]...)
 	}
 	return b
-}
-
-// nextDigitsAt returns the smallest number with more decimal digits than seq
-// (math.MaxUint64 when there is none).
-func nextDigitsAt(seq uint64) uint64 {
-	p := uint64(10)
-	for p <= seq {
-		if p > math.MaxUint64/10 {
-			return math.MaxUint64
-		}
-		p *= 10
-	}
-	return p
 }
 
 // incDecimal adds one to the decimal number d (ASCII digits, no sign) in place,

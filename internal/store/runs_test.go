@@ -139,16 +139,24 @@ func FuzzRunsRoundTrip(f *testing.F) {
 			}
 			run = append(run, Update{Seq: seq, Payload: p})
 		}
-		parts, err := decodeRun(encodeRun(run), int64(first), int64(first)+int64(n)-1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, u := range run {
-			if string(parts[i]) != string(u.Payload) {
-				t.Fatalf("update %d: %q, want %q", i, parts[i], u.Payload)
-			}
-		}
+		decodesTo(t, encodeRun(run), run)
 	})
+}
+
+// decodesTo fails t unless stored, the stored form of run, decodes to exactly the
+// payloads of run.
+func decodesTo(t *testing.T, stored []byte, run []Update) {
+	t.Helper()
+	first := int64(run[0].Seq)
+	parts, err := decodeRun(stored, first, first+int64(len(run))-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range run {
+		if string(parts[i]) != string(u.Payload) {
+			t.Fatalf("update %d: %q, want %q", i, parts[i], u.Payload)
+		}
+	}
 }
 
 // FuzzShapedRunsRoundTrip: a run of updates of one Shape is stored by its parts,
@@ -179,15 +187,7 @@ func FuzzShapedRunsRoundTrip(f *testing.F) {
 		if shaped := shapedRun(run); !bytes.Equal(stored, shaped) {
 			t.Fatalf("stored %q, not by its shape", stored)
 		}
-		parts, err := decodeRun(stored, int64(first), int64(first)+int64(n)-1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, u := range run {
-			if string(parts[i]) != string(u.Payload) {
-				t.Fatalf("update %d: %q, want %q", i, parts[i], u.Payload)
-			}
-		}
+		decodesTo(t, stored, run)
 	})
 }
 
@@ -206,17 +206,11 @@ func TestARunNotAllOfOneShapeIsStoredByItsBytes(t *testing.T) {
 		"a shape, none": {mk(7, "a", a), mk(8, "b", nil)},
 		"too short":     {mk(7, "a", a), {Seq: 8, Payload: []byte(`{"seq":8`), Shape: a}},
 	} {
-		if shapedRun(run) != nil {
-			t.Errorf("%s: stored by a shape", name)
-		}
-		parts, err := decodeRun(encodeRun(run), 7, int64(7+len(run)-1))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for i, u := range run {
-			if string(parts[i]) != string(u.Payload) {
-				t.Errorf("%s: update %d: %q, want %q", name, i, parts[i], u.Payload)
+		t.Run(name, func(t *testing.T) {
+			if shapedRun(run) != nil {
+				t.Error("stored by a shape")
 			}
-		}
+			decodesTo(t, encodeRun(run), run)
+		})
 	}
 }
