@@ -88,7 +88,7 @@ type NDJSON struct {
 	failed           atomic.Bool // a FrameError was returned: Close lingers so the reply is read
 	eof              bool
 	// large is the capacity a buffer needs for the last line longer than
-	// retainedReadBuffer, zero when the last line was short: the next line that
+	// busyReadBuffer, zero when the last line was short: the next line that
 	// outgrows the first read grows to it at once instead of doubling up to it.
 	large int
 }
@@ -108,7 +108,7 @@ func (f *NDJSON) ReadFrame() ([]byte, error) {
 			line := f.buf[f.start:nl]
 			f.start, f.scan = nl+1, nl+1
 			f.large = 0
-			if len(line) > retainedReadBuffer {
+			if len(line) > busyReadBuffer {
 				f.large = min(len(line)+len(line)/8+1, f.MaxLine)
 			}
 			if isBlank(line) {
@@ -180,6 +180,15 @@ func (f *NDJSON) fill() error {
 		largeBuffers.Put(&b)
 		f.buf = nil
 		f.start, f.scan, f.end = 0, 0, 0
+	case pending == 0 && cap(f.buf) > busyReadBuffer:
+		// So is a medium line (a long prompt): an idle connection keeps no such
+		// buffer, and the next medium line of any connection is read into it.
+		if cap(f.buf) == retainedReadBuffer {
+			b := f.buf[:0]
+			mediumBuffers.Put(&b)
+		}
+		f.buf = nil
+		f.start, f.scan, f.end = 0, 0, 0
 	case pending == 0 && f.filled && len(f.buf) < busyReadBuffer:
 		// A pipelining peer filled the buffer: read its bursts in fewer, larger reads.
 		f.buf = make([]byte, min(busyReadBuffer, f.MaxLine))
@@ -228,18 +237,29 @@ func (f *NDJSON) fill() error {
 
 // largeBuffers hold the read buffers of lines longer than retainedReadBuffer
 // between uses, so that a stream of them (upload chunks) does not grow a buffer by
-// doubling for every line.
-var largeBuffers sync.Pool
+// doubling for every line. mediumBuffers hold those of the lines between
+// busyReadBuffer and retainedReadBuffer, all of retainedReadBuffer bytes: a
+// 40 KB prompt grew its buffer from 1 KiB by doubling, six reads and 150 KB of
+// garbage a prompt, and the connection then kept up to 64 KiB while idle.
+var largeBuffers, mediumBuffers sync.Pool
 
-// grow makes the buffer n bytes long, keeping what it holds.
+// grow makes the buffer n bytes long (or, for a medium line, retainedReadBuffer),
+// keeping what it holds.
 func (f *NDJSON) grow(n int) {
-	if n > retainedReadBuffer {
+	switch {
+	case n > retainedReadBuffer:
 		if p, ok := largeBuffers.Get().(*[]byte); ok {
 			if b := *p; cap(b) >= n && cap(b) <= f.MaxLine {
 				f.buf = append(b[:0], f.buf[:f.end]...)[:cap(b)]
 				return
 			}
 		}
+	case n > busyReadBuffer && f.MaxLine >= retainedReadBuffer:
+		if p, ok := mediumBuffers.Get().(*[]byte); ok {
+			f.buf = append((*p)[:0], f.buf[:f.end]...)[:retainedReadBuffer]
+			return
+		}
+		n = retainedReadBuffer
 	}
 	f.buf = append(f.buf[:f.end], make([]byte, n-f.end)...)
 }

@@ -97,6 +97,57 @@ func TestLargeLinesReuseTheirBuffer(t *testing.T) {
 	}
 }
 
+// A medium line (a long prompt, 16 to 64 KiB) is read in two reads, the second
+// into a pooled buffer, instead of growing one from 1 KiB by doubling for every
+// line, and once it is read the framer gives that buffer back: an idle connection
+// holds a small one only.
+func TestMediumLinesAreReadIntoAPooledBuffer(t *testing.T) {
+	for _, size := range []int{20 << 10, 40 << 10, 60 << 10} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			line := []byte(largeLine(1, size, 'm'))
+			r := &countingReader{}
+			f := NewNDJSON(nopCloser{r})
+			read := func() {
+				r.Reset(line)
+				r.reads = 0
+				f.eof = false
+				got, err := f.ReadFrame()
+				if err != nil || len(got) != len(line)-1 {
+					t.Fatalf("%d bytes, %v", len(got), err)
+				}
+				if _, err := f.ReadFrame(); err != io.EOF {
+					t.Fatalf("after the line: %v, want EOF", err)
+				}
+			}
+			read()
+			read()
+			if r.reads > 3 { // its first KiB, the rest, EOF
+				t.Errorf("a %d-byte line after one like it took %d reads, want at most 3", len(line), r.reads)
+			}
+			if cap(f.buf) > initialReadBuffer {
+				t.Errorf("an idle framer keeps a buffer of %d bytes after a %d-byte line, want at most %d", cap(f.buf), len(line), initialReadBuffer)
+			}
+			// Each line: the small buffer it starts in and the pool's box; the
+			// pooled one only when the pool dropped it (the race detector drops
+			// one Put in four).
+			if n := testing.AllocsPerRun(50, read); n > 3 {
+				t.Errorf("%.1f allocations per %d-byte line, want at most 3", n, len(line))
+			}
+		})
+	}
+}
+
+// countingReader is a bytes.Reader that counts its reads.
+type countingReader struct {
+	bytes.Reader
+	reads int
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	r.reads++
+	return r.Reader.Read(p)
+}
+
 // Over a Conn, a large request whose handler is declared to keep nothing
 // (Options.Recycle) is served from the framer's buffer, and the buffer it gives
 // back serves the next large requests with their own bytes: the handler of each
