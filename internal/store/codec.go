@@ -4,6 +4,7 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"fmt"
+	"strings"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
@@ -59,12 +60,27 @@ func fromStored(sm storedMessage) provider.Message {
 	return m
 }
 
-func encodeMessage(m provider.Message) ([]byte, error) {
-	b, err := json.Marshal(toStored(m), codecOpts)
-	if err != nil {
-		return nil, fmt.Errorf("store: encoding a %s message: %w", m.Role, err)
+// encodeMessage returns m's stored form, written straight into the string the
+// checkpoint row binds, whose room is reserved beforehand from m's size: a 40 KB
+// prompt or answer was copied twice more, into Marshal's result and then into
+// the string.
+func encodeMessage(m provider.Message) (string, error) {
+	var b strings.Builder
+	b.Grow(encodedSize(m))
+	if err := json.MarshalWrite(&b, toStored(m), codecOpts); err != nil {
+		return "", fmt.Errorf("store: encoding a %s message: %w", m.Role, err)
 	}
-	return b, nil
+	return b.String(), nil
+}
+
+// encodedSize is about what m's stored form takes: its strings with an eighth for
+// escapes (a newline is two bytes), and the names around them.
+func encodedSize(m provider.Message) int {
+	n := len(m.Text) + len(m.ToolCallID) + len(m.Name)
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.ProviderID) + len(c.Name) + len(c.Arguments) + 64
+	}
+	return n + n/8 + 96
 }
 
 func decodeMessage(b []byte) (provider.Message, error) {

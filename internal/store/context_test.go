@@ -273,7 +273,7 @@ func TestMessagesSurviveTheCodec(t *testing.T) {
 		if err != nil {
 			t.Fatalf("encode %+v: %v", m, err)
 		}
-		got, err := decodeMessage(b)
+		got, err := decodeMessage([]byte(b))
 		if err != nil {
 			t.Fatalf("decode %s: %v", b, err)
 		}

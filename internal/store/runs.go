@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -30,19 +31,21 @@ const (
 // seqKey is what precedes the seq in a session/update's params.
 var seqKey = []byte(`"seq":`)
 
-// encodeRun returns the stored payload of a run of two updates or more.
-func encodeRun(run []Update) []byte {
-	if b := shapedRun(run); b != nil {
+// encodeRun returns the stored payload of a run of two updates or more, written
+// over dst's array when it has room (the writer's scratch: SQLite copies what it
+// binds).
+func encodeRun(dst []byte, run []Update) []byte {
+	if b := shapedRun(dst, run); b != nil {
 		return b
 	}
-	if b := compactRun(run); b != nil {
+	if b := compactRun(dst, run); b != nil {
 		return b
 	}
 	size := len(run) - 1
 	for _, u := range run {
 		size += len(u.Payload)
 	}
-	payload := make([]byte, 0, size)
+	payload := slices.Grow(dst[:0], size)
 	for i, u := range run {
 		if i > 0 {
 			payload = append(payload, '\n')
@@ -56,7 +59,7 @@ func encodeRun(run []Update) []byte {
 // do not share a prefix before their seqs. One pass finds what every payload's rest
 // (what follows its seq) begins and ends with, the middle and the suffix; a second
 // writes each one's core, what lies between.
-func compactRun(run []Update) []byte {
+func compactRun(dst []byte, run []Update) []byte {
 	var num [20]byte
 	first := run[0].Payload
 	key := append(append(make([]byte, 0, len(seqKey)+20), seqKey...), strconv.AppendUint(num[:0], run[0].Seq, 10)...)
@@ -99,7 +102,7 @@ func compactRun(run []Update) []byte {
 	if len(middle)+len(suffix) > shortest { // they would overlap in the shortest rest
 		suffix = suffix[len(suffix)-(shortest-len(middle)):]
 	}
-	b := make([]byte, 0, 3+len(prefix)+len(middle)+len(suffix)+cores+len(run)*(1-len(middle)-len(suffix)))
+	b := slices.Grow(dst[:0], 3+len(prefix)+len(middle)+len(suffix)+cores+len(run)*(1-len(middle)-len(suffix)))
 	b = append(append(b, framedMark), prefix...)
 	b = append(append(b, '\n'), middle...)
 	b = append(append(b, '\n'), suffix...)
@@ -120,7 +123,7 @@ func compactRun(run []Update) []byte {
 // found by the lengths of the parts and of its seq, its bytes are not compared
 // (finding the parts, compactRun, was a twentieth of a streamed update's cost).
 // A payload too short for its shape is not of it: nil, and compactRun decides.
-func shapedRun(run []Update) []byte {
+func shapedRun(dst []byte, run []Update) []byte {
 	sh := run[0].Shape
 	if sh == nil {
 		return nil
@@ -130,7 +133,7 @@ func shapedRun(run []Update) []byte {
 	for _, u := range run {
 		size += 1 + max(0, len(u.Payload)-fixed)
 	}
-	b := make([]byte, 0, size)
+	b := slices.Grow(dst[:0], size)
 	b = append(append(b, framedMark), sh.Prefix...)
 	b = append(append(b, '\n'), sh.Middle...)
 	b = append(append(b, '\n'), sh.Suffix...)

@@ -137,9 +137,9 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, 
 	return id, nil
 }
 
-func (s *Store) insertCheckpoint(ctx context.Context, tx *sql.Tx, sessionID, turnID string, msg []byte) (int64, error) {
+func (s *Store) insertCheckpoint(ctx context.Context, tx *sql.Tx, sessionID, turnID, msg string) (int64, error) {
 	res, err := s.exec(ctx, tx, qInsertCheckpoint,
-		sessionID, turnID, string(msg))
+		sessionID, turnID, msg)
 	if err != nil {
 		return 0, fmt.Errorf("store: checkpoint of turn %s of %s: %w", turnID, sessionID, err)
 	}
@@ -192,7 +192,7 @@ func (s *Store) EndTurnWithMessage(ctx context.Context, sessionID, turnID string
 
 // finalMessage is the last checkpoint of a turn, stored as the turn ends.
 type finalMessage struct {
-	raw []byte
+	raw string
 	m   provider.Message
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // The queries of AppendUpdates (and CreateSession's lookup), prepared once
@@ -283,13 +284,16 @@ func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string,
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: storing updates of %s: %w", sessionID, err)
 	}
+	scratch := runBuffers.Get().(*[]byte)
+	defer runBuffers.Put(scratch)
 	for len(fresh) > 0 {
 		n := runLength(fresh)
 		run := fresh[:n]
 		fresh = fresh[n:]
 		payload := run[0].Payload
 		if n > 1 {
-			payload = encodeRun(run)
+			payload = encodeRun(*scratch, run)
+			*scratch = payload[:0] // bound by copy: the next run is written over it
 		}
 		if payload == nil {
 			payload = []byte{} // NOT NULL: an empty payload is still a payload
@@ -301,6 +305,10 @@ func (s *Store) insertUpdates(ctx context.Context, tx *sql.Tx, sessionID string,
 	}
 	return added, maxSeq, nil
 }
+
+// runBuffers hold what runs are encoded into before they are stored: a streamed
+// turn's group commits encoded 100 KB of runs a turn into new buffers.
+var runBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // runLength is how many of us (increasing seqs) form the next run: consecutive seqs
 // whose payloads are joinable, at most maxRun. Any other update is a run of its
