@@ -239,7 +239,7 @@ func (f *NDJSON) fill() error {
 // between uses, so that a stream of them (upload chunks) does not grow a buffer by
 // doubling for every line. mediumBuffers hold those of the lines between
 // busyReadBuffer and retainedReadBuffer, all of retainedReadBuffer bytes: a
-// 40 KB prompt grew its buffer from 1 KiB by doubling, six reads and 150 KB of
+// 40 KB prompt grew its buffer from 1 KiB by doubling, eight reads and 150 KB of
 // garbage a prompt, and the connection then kept up to 64 KiB while idle.
 var largeBuffers, mediumBuffers sync.Pool
 
@@ -255,11 +255,14 @@ func (f *NDJSON) grow(n int) {
 			}
 		}
 	case n > busyReadBuffer && f.MaxLine >= retainedReadBuffer:
+		var b []byte
 		if p, ok := mediumBuffers.Get().(*[]byte); ok {
-			f.buf = append((*p)[:0], f.buf[:f.end]...)[:retainedReadBuffer]
-			return
+			b = (*p)[:0]
+		} else {
+			b = make([]byte, 0, retainedReadBuffer) // exactly: fill pools it by its size
 		}
-		n = retainedReadBuffer
+		f.buf = append(b, f.buf[:f.end]...)[:retainedReadBuffer]
+		return
 	}
 	f.buf = append(f.buf[:f.end], make([]byte, n-f.end)...)
 }
