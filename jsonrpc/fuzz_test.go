@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"io"
 	"math/bits"
@@ -259,4 +260,40 @@ func TestSpecialMarksTheFirstSpecialByteExactly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzStringMember: on any params DecodeParams accepts, the string StringMember
+// finds is the text DecodeParams decoded, and it finds one whenever there is one.
+func FuzzStringMember(f *testing.F) {
+	for _, s := range []string{
+		`{"prompt":"hi"}`,
+		`{"sessionId":"s","prompt":"a\nb\u00e9\/\"c\\","attachments":[{"prompt":"x"}]}`,
+		`{"x":{"prompt":"inner","y":[1,"]",{"}":"{"}]},"prompt":"outer"}`,
+		`{"prompt":null}`, `{"prompt":7}`, `{"pr\u006fmpt":"x"}`, `{}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		var p struct {
+			Prompt *string `json:"prompt"`
+		}
+		if DecodeParams(jsontext.Value(params), &p) != nil {
+			return
+		}
+		raw, ok := StringMember(jsontext.Value(params), "prompt")
+		if !ok {
+			// Only a name spelled with an escape hides a string prompt.
+			if p.Prompt != nil && !strings.Contains(params, `\`) {
+				t.Fatalf("no prompt found in %s, which has %q", params, *p.Prompt)
+			}
+			return
+		}
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			t.Fatalf("found %s in %s: %v", raw, params, err)
+		}
+		if p.Prompt == nil || text != *p.Prompt {
+			t.Fatalf("found %q in %s; DecodeParams decoded %v", text, params, p.Prompt)
+		}
+	})
 }

@@ -186,6 +186,47 @@ func hasAlias(params []byte, aliases map[string]string) bool {
 	}
 }
 
+// StringMember returns the JSON string that is the value of the top-level member
+// name of params, as params spells it (quotes and escapes included), and true; or
+// false when params is not an object with such a member whose value is a string.
+// A caller that decoded the same params keeps the text it got as it came, so that
+// putting it back into JSON is a copy, not an encoding (a session/prompt's 40 KB
+// prompt was encoded twice more). Like hasAlias it only skims, trusting params to be
+// valid: call it on params DecodeParams accepted. A name spelled with an escape is
+// not found.
+func StringMember(params jsontext.Value, name string) (jsontext.Value, bool) {
+	i := skipSpace(params, 0)
+	if i >= len(params) || params[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(params, i+1)
+	for i < len(params) && params[i] == '"' {
+		end := stringEnd(params, i+1)
+		if end < 0 {
+			return nil, false
+		}
+		key := params[i+1 : end]
+		if i = skipSpace(params, end+1); i >= len(params) || params[i] != ':' {
+			return nil, false
+		}
+		start := skipSpace(params, i+1)
+		if i = skim(params, start); i < 0 {
+			return nil, false
+		}
+		if string(key) == name {
+			if params[start] != '"' {
+				return nil, false
+			}
+			return params[start:i:i], true
+		}
+		if i = skipSpace(params, i); i >= len(params) || params[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(params, i+1)
+	}
+	return nil, false
+}
+
 // skim returns the index just past the JSON value at i, or -1, trusting the value
 // to be valid.
 func skim(b []byte, i int) int {

@@ -81,3 +81,29 @@ func TestAlternative(t *testing.T) {
 		}
 	}
 }
+
+func TestStringMemberIsTheTopLevelStringAsSpelled(t *testing.T) {
+	for _, tc := range []struct {
+		params, want string
+		ok           bool
+	}{
+		{`{"prompt":"hi"}`, `"hi"`, true},
+		{` { "sessionId" : "s1" , "prompt" : "a\nb\u00e9\/\"c\\" } `, `"a\nb\u00e9\/\"c\\"`, true},
+		{`{"x":{"prompt":"inner"},"y":["prompt","z"],"prompt":"outer"}`, `"outer"`, true},
+		{`{"note":"\"prompt\":\"no\"","prompt":"yes","after":1}`, `"yes"`, true},
+		{`{"n":-1.5e3,"t":true,"z":null,"prompt":""}`, `""`, true},
+		{`{"sessionId":"s1"}`, "", false},
+		{`{"prompt":12}`, "", false},
+		{`{"prompt":null}`, "", false},
+		{`{"prompt":{"text":"hi"}}`, "", false},
+		{`{"pr\u006fmpt":"escaped name"}`, "", false},
+		{`["prompt","hi"]`, "", false},
+		{`{}`, "", false},
+		{``, "", false},
+	} {
+		got, ok := StringMember(jsontext.Value(tc.params), "prompt")
+		if ok != tc.ok || string(got) != tc.want {
+			t.Errorf("StringMember(%s) = %s, %v; want %s, %v", tc.params, got, ok, tc.want, tc.ok)
+		}
+	}
+}

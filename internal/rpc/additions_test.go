@@ -56,6 +56,37 @@ func TestEveryTurnBeginsWithTheUserMessageAsReceived(t *testing.T) {
 	}
 }
 
+// The prompt's user_message carries the prompt as the client spelled it (the
+// daemon copies the JSON string instead of encoding the text again): whatever
+// escapes the client chose, every reader decodes the text the model got.
+func TestAUserMessageShowsThePromptWhateverEscapesItCameWith(t *testing.T) {
+	h := sessionServer(t, session.Options{})
+	a := h.peer(t, "")
+	sid := a.newSession("")
+	const text = "café \"q\" a/b\tc\nline 2"
+	res, err := a.await(a.start("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":"caf\u00e9 \"q\" a\/b\tc\nline \u0032"}`, sid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "echo: " + text; res["text"] != want {
+		t.Errorf("answer %q, want %q", res["text"], want)
+	}
+	updates := a.drain()
+	if len(updates) == 0 || updates[0]["type"] != "user_message" {
+		t.Fatalf("first update = %v, want user_message", updates)
+	}
+	first := updates[0]
+	delete(first, "_n") // the peer's count of what it read
+	if first["text"] != text || first["turnId"] != res["turnId"] || first["sessionId"] != sid || first["seq"] == nil || len(first) != 5 {
+		t.Errorf("user_message %v: want exactly sessionId, turnId, seq, type and the text %q", first, text)
+	}
+	b := h.peer(t, "")
+	b.must("session/attach", fmt.Sprintf(`{"sessionId":%q,"afterSeq":0}`, sid))
+	if replayed := b.drain(); len(replayed) == 0 || replayed[0]["text"] != text {
+		t.Errorf("replay starts with %v, want the user_message %q", replayed, text)
+	}
+}
+
 func TestToolCallIdsAreUniqueWithinASession(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	p := h.peer(t, "")

@@ -143,8 +143,12 @@ func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontex
 	if err != nil {
 		return nil, err
 	}
+	var quoted jsontext.Value // the prompt as the client sent it, when it is the text
+	if len(p.Attachments) == 0 {
+		quoted, _ = jsonrpc.StringMember(params, "prompt")
+	}
 	sess.Attach(c) // whoever prompts sees the turn stream
-	res, err := sess.Prompt(ctx, text, operationID)
+	res, err := sess.PromptQuoted(ctx, text, quoted, operationID)
 	if err == nil {
 		// The answer follows the turn's updates on this connection.
 		sess.WaitDelivered(ctx, c, res.LastSeq())

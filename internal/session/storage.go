@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
 	"io/fs"
@@ -37,7 +38,7 @@ const storageMarker = "turn interrupted: storing its progress failed"
 // (repair), then stores the prompt as the turn's first checkpoint, with the
 // user_message update that shows it, and shows that. It runs holding the turn
 // slot, before the model is called.
-func (s *Session) beginTurn(t *runningTurn, text string) error {
+func (s *Session) beginTurn(t *runningTurn, text string, quoted jsontext.Value) error {
 	if err := s.repair(t.storage); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (s *Session) beginTurn(t *runningTurn, text string) error {
 		return errStorage(err)
 	}
 	seq := s.seq + 1
-	raw, err := json.Marshal(&Update{SessionID: s.ID, TurnID: t.id, Seq: seq, Type: UserMessage, Text: &text})
+	raw, err := s.userMessage(t.id, seq, text, quoted)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (s *Session) beginTurn(t *runningTurn, text string) error {
 		// The user_message goes the usual way, behind it.
 		id, err = s.mgr.st.BeginTurnFor(t.storage, s.ID, t.id, t.op, prompt)
 	} else {
-		id, err = s.mgr.st.BeginTurnShown(t.storage, s.ID, t.id, t.op, prompt, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
+		id, err = s.mgr.st.BeginTurnShownQuoted(t.storage, s.ID, t.id, t.op, prompt, quoted, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
 	}
 	if err != nil {
 		s.mgr.log.Error("storing the prompt failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
@@ -84,6 +85,25 @@ func (s *Session) beginTurn(t *runningTurn, text string) error {
 	s.checkpoint = id
 	s.mu.Unlock()
 	return nil
+}
+
+// userMessage returns the params of the user_message update seq of turnID showing
+// text: marshalled, or, when quoted (text as a JSON string) is not nil, marshalled
+// without its text, which follows as quoted (text is the last member it has).
+func (s *Session) userMessage(turnID string, seq uint64, text string, quoted jsontext.Value) ([]byte, error) {
+	u := &Update{SessionID: s.ID, TurnID: turnID, Seq: seq, Type: UserMessage}
+	if quoted == nil || text == "" {
+		u.Text = &text
+		return json.Marshal(u)
+	}
+	head, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	const member = `,"text":`
+	out := make([]byte, 0, len(head)+len(member)+len(quoted))
+	out = append(append(out, head[:len(head)-1]...), member...)
+	return append(append(out, quoted...), '}'), nil
 }
 
 // deleted reports whether err is the store's answer for a turn of a session that

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json/jsontext"
 	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
@@ -57,6 +58,13 @@ type Usage struct {
 // other connections. A prompt repeating an operationID the session has seen runs no
 // turn: it answers with that turn's result, waiting while it runs (SPEC §18).
 func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptResult, error) {
+	return s.PromptQuoted(ctx, text, nil, operationID)
+}
+
+// PromptQuoted is Prompt for a caller that has text as a JSON string too, quoted,
+// as its client sent it (nil when not): the prompt's user_message and its stored
+// message embed quoted instead of encoding text again.
+func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext.Value, operationID string) (PromptResult, error) {
 	finish := func(*PromptResult) {}
 	if operationID != "" {
 		op, answered, err := s.claimOperation(ctx, operationID)
@@ -94,7 +102,7 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 	}
 	s.turn = t
 	s.mu.Unlock()
-	if err := s.beginTurn(t, text); err != nil { // before any model call (SPEC §16)
+	if err := s.beginTurn(t, text, quoted); err != nil { // before any model call (SPEC §16)
 		s.mu.Lock()
 		s.turn = nil
 		s.mu.Unlock()

@@ -83,6 +83,24 @@ func encodedSize(m provider.Message) int {
 	return n + n/8 + 96
 }
 
+// encodePrompt is encodeMessage of a prompt whose text the caller may have as a
+// JSON string (quoted, nil when not): a user message of text alone is then its
+// stored form with quoted as the text, a copy instead of an encoding. (A client's
+// escapes may differ from encodeMessage's; the message decodes the same.)
+func encodePrompt(m provider.Message, quoted jsontext.Value) (string, error) {
+	if quoted == nil || m.Role != provider.RoleUser || m.Text == "" || len(m.ToolCalls) > 0 ||
+		m.ToolCallID != "" || m.Name != "" || m.IsError {
+		return encodeMessage(m)
+	}
+	const head, tail = `{"role":"user","text":`, `}`
+	var b strings.Builder
+	b.Grow(len(head) + len(quoted) + len(tail))
+	b.WriteString(head)
+	b.Write(quoted)
+	b.WriteString(tail)
+	return b.String(), nil
+}
+
 func decodeMessage(b []byte) (provider.Message, error) {
 	var sm storedMessage
 	if err := json.Unmarshal(b, &sm, codecOpts); err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"sync"
@@ -31,7 +32,7 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt 
 // is kept with the turn in the same transaction, and the session's oldest ids beyond
 // MaxOperations are forgotten. An empty operationID is BeginTurn.
 func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message) (int64, error) {
-	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, nil)
+	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, nil, nil)
 }
 
 // BeginTurnShown is BeginTurnFor that also stores shown, the session/update that
@@ -40,17 +41,26 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 // update needs no group commit of its own. shown's session is sessionID; its seq
 // must be above every stored one (a lower one is skipped, as AppendUpdates skips it).
 func (s *Store) BeginTurnShown(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, shown Update) (int64, error) {
+	return s.BeginTurnShownQuoted(ctx, sessionID, turnID, operationID, prompt, nil, shown)
+}
+
+// BeginTurnShownQuoted is BeginTurnShown for a prompt (a user message of text only)
+// whose text the caller has as a JSON string too, quoted, as its client sent it:
+// the stored message embeds quoted instead of encoding the text again (a 40 KB
+// prompt took 0.1–0.2 ms to encode, before the turn could start). quoted nil, or a
+// prompt of anything but text, is BeginTurnShown.
+func (s *Store) BeginTurnShownQuoted(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, quoted jsontext.Value, shown Update) (int64, error) {
 	if shown.SessionID != sessionID {
 		return 0, fmt.Errorf("store: beginning turn %s of %s: its update belongs to session %q", turnID, sessionID, shown.SessionID)
 	}
 	if _, err := seqArg(shown.Seq); err != nil {
 		return 0, err
 	}
-	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, &shown)
+	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, quoted, &shown)
 }
 
-func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, shown *Update) (int64, error) {
-	msg, err := encodeMessage(prompt)
+func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, quoted jsontext.Value, shown *Update) (int64, error) {
+	msg, err := encodePrompt(prompt, quoted)
 	if err != nil {
 		return 0, err
 	}

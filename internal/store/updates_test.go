@@ -1,12 +1,16 @@
 package store
 
 import (
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 
 func updates(id string, from, to uint64) []Update {
@@ -350,5 +354,53 @@ func TestBeginTurnShownAfterALossDropsWhatPrecedesTheGap(t *testing.T) {
 	}
 	if _, lost := s.lostOf("s1"); lost {
 		t.Error("the loss is still remembered after the gap closed")
+	}
+}
+
+// A prompt stored from the JSON string its client sent (BeginTurnShownQuoted) reads
+// back as its text, whatever escapes the client chose, before and after a restart;
+// for a string encoded as the store encodes, the stored message is the same bytes.
+func TestAPromptStoredAsItsClientQuotedItReadsBackAsItsText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openAt(t, path)
+	create(t, s, "s1")
+	const quoted = `"caf\u00e9 \"q\" a\/b\tc\nline \u0032"`
+	const text = "café \"q\" a/b\tc\nline 2"
+	shown := Update{SessionID: "s1", Seq: 1, Payload: []byte(`{"seq":1}`)}
+	if _, err := s.BeginTurnShownQuoted(ctx, "s1", "t1", "", user(text), jsontext.Value(quoted), shown); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndTurn(ctx, "s1", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store, when string) {
+		t.Helper()
+		if msgs, err := s.Context(ctx, "s1"); err != nil || len(msgs) != 1 || msgs[0].Text != text || msgs[0].Role != provider.RoleUser {
+			t.Errorf("%s: context %+v, %v; want the prompt %q", when, msgs, err, text)
+		}
+		if rows := allRows(t, s, "s1"); len(rows) != 1 || rows[0].Text != text {
+			t.Errorf("%s: transcript %+v, want the prompt %q", when, rows, text)
+		}
+	}
+	check(s, "before a restart")
+	s.Close()
+	check(openAt(t, path), "after a restart")
+
+	for _, text := range []string{"go", "line 1\nline 2\ttab \"q\" \\ é ✓ \x01 </script>", strings.Repeat("word ", 9000)} {
+		q, err := jsontext.AppendQuote(nil, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodePrompt(user(text), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := encodeMessage(user(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("prompt %.40q stored from its quoted form as %.80s, encoded as %.80s", text, got, want)
+		}
 	}
 }
