@@ -98,11 +98,17 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 		sep = true
 	}
 
+	// The prompt's words are counted once the reply has streamed, so that its first
+	// word is not held back by them (a 40 KB prompt's count took some 0.1 ms); the
+	// context's count after finds them in wordCounts.
 	var usage Usage
-	if first {
-		usage.InputTokens = wordCounts.count(prompt) // the context's count below finds it
+	countPrompt := func() {
+		if first {
+			usage.InputTokens = wordCounts.count(prompt)
+		}
 	}
 	if len(calls) > 0 {
+		countPrompt()
 		usage.ContextTokens = contextWords(req)
 		return Result{ToolCalls: calls, Usage: usage}, nil
 	}
@@ -120,6 +126,7 @@ func (Echo) Stream(ctx context.Context, req Request, emit func(Delta)) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
+	countPrompt()
 	usage.OutputTokens = words
 	usage.ContextTokens = contextWords(req) + words
 	// The reply is the next call's context: its words are counted already.
