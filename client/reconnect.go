@@ -25,7 +25,7 @@ type Reconnect struct {
 // ConnectionEvent kinds.
 const (
 	ConnectionLost = "lost"        // the connection dropped; the client is reconnecting
-	Reconnected    = "reconnected" // connected again; sessions re-attached
+	Reconnected    = "reconnected" // connected again; sessions re-attached; told before waiting calls go on
 	GaveUp         = "gave_up"     // no daemon answered within Reconnect.GiveUp
 )
 
@@ -243,14 +243,18 @@ func (c *Client) reconnect(inFlight bool) {
 		if err == nil {
 			var restarted bool
 			if restarted, err = c.resumeOn(ctx, l); err == nil {
+				// Told before the calls waiting for a connection go through: the
+				// prompt in flight is sent again, and answered, only after it, so
+				// that whoever reports both (zeroclaw chat) says that the daemon
+				// restarted before it reports the turn's end (and exits). Told
+				// after, it raced the answer and lost under load.
+				c.event(ConnectionEvent{Kind: Reconnected, Restarted: restarted, InFlight: inFlight})
 				c.install(l)
 				select {
 				case <-c.quit: // Close came meanwhile: it saw no connection to close
 					l.conn.Close()
-					return
 				default:
 				}
-				c.event(ConnectionEvent{Kind: Reconnected, Restarted: restarted, InFlight: inFlight})
 				return
 			}
 			l.conn.Close()

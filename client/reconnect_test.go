@@ -325,3 +325,91 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 		last = u.Seq
 	}
 }
+
+// A reconnect is told before the prompt in flight is sent again: the prompt's
+// answer comes after Notify(Reconnected) returned, so a client that reports both
+// and then exits (zeroclaw chat) never loses the first. Here the turn ended while
+// the client was away, so the prompt sent again is answered at once: were the
+// event told after the connection went back into use, the answer would come while
+// Notify still runs.
+func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
+	p := newProxy(t, sharedSocket)
+	answered := make(chan *PromptResult, 1)
+	lost := make(chan struct{}, 1)
+	early := make(chan bool, 1)
+	c, sid := connect(t, p.addr, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) {
+		switch e.Kind {
+		case ConnectionLost:
+			lost <- struct{}{}
+		case Reconnected:
+			// A bounded wait for what must not happen: the answer, while the event
+			// is being told.
+			select {
+			case r := <-answered:
+				answered <- r
+				early <- true
+			case <-time.After(500 * time.Millisecond):
+				early <- false
+			}
+		}
+	}}))
+	ctx := ctxFor(t)
+	asked := make(chan Update, 1)
+	go func() {
+		r, err := c.Prompt(ctx, sid, "/tool shell {\"command\":\"echo done\"}\nthen", nil, func(u Update) {
+			if u.Type == ApprovalRequest {
+				asked <- u
+			}
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- r
+	}()
+	approval := <-asked
+	p.refusing(true)
+	p.drop()
+	<-lost
+	other, err := Dial(ctx, sharedSocket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.Approve(ctx, sid, approval.RequestID, AllowOnce); err != nil || !ok {
+		t.Fatalf("Approve from another client = %v, %v", ok, err)
+	}
+	waitTurnEnded(t, other, sid)
+	p.refusing(false)
+	if <-early {
+		t.Fatal("the prompt in flight was answered before the reconnect was told")
+	}
+	if r := <-answered; r == nil || r.StopReason != StopEndTurn || !strings.Contains(r.Text, "shell -> done") {
+		t.Fatalf("result %+v", r)
+	}
+}
+
+// waitTurnEnded polls the session's transcript until it holds an answer.
+func waitTurnEnded(t *testing.T, c *Client, sid string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var msgs struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		if err := c.Call(ctxFor(t), "session/messages", map[string]any{"sessionId": sid}, &msgs); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs.Messages {
+			if m.Role == "assistant" {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // polling a state another process changes
+	}
+	t.Fatal("the turn did not end")
+}
