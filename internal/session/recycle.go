@@ -147,7 +147,7 @@ func (s *Session) reusableBlockLocked() []byte {
 	for len(t.retired) > 0 {
 		r := &t.retired[0]
 		if !r.left {
-			if r.last > s.committed || (t.head < len(t.entries) && t.entries[t.head].seq <= r.last) {
+			if r.last > s.committed || (t.n > 0 && t.oldest() <= r.last) {
 				return spare() // still in the tail, or not yet stored
 			}
 			waits, ok := s.holdMarksLocked()

@@ -15,16 +15,51 @@ import "sync"
 // does not keep (no connection attached), the tail is emptied, so that whatever it
 // holds has no gap.
 type tail struct {
-	entries []tailEntry // entries[head:] are kept, in seq order
-	head    int
-	bytes   int    // payload bytes of the kept entries
-	block   []byte // the block new payloads are copied into
-	last    uint64 // the seq of the last payload copied into block
+	// segs hold the kept entries, in seq order, tailSegment to a segment: the i-th
+	// kept one is at position head+i of their concatenation. A burst's thousands
+	// of entries grow the tail a segment at a time, and the front gives segments
+	// back as it leaves them: a slice grown by doubling left every smaller array
+	// behind it (most of a turn's 8,000 entries' memory again, 100 watchers: the
+	// tail holds the whole turn while they read it).
+	segs  []*tailSegment
+	head  int    // position of the first kept entry in segs[0]
+	n     int    // entries kept
+	bytes int    // payload bytes of the kept entries
+	block []byte // the block new payloads are copied into
+	last  uint64 // the seq of the last payload copied into block
 	// retired are the blocks filled before block, oldest first, until they are
 	// written again (recycle.go); draining, the connections detached while they
 	// may still read frames of its blocks.
 	retired  []retiredBlock
 	draining []holdMark
+}
+
+// tailSegmentLen entries are 16 KiB.
+const tailSegmentLen = 512
+
+type tailSegment [tailSegmentLen]tailEntry
+
+// Segments a tail no longer needs go to a pool that the next entries take theirs
+// from. They are cleared: the pool holds no update.
+var tailSegments = sync.Pool{New: func() any { return new(tailSegment) }}
+
+// at returns the i-th kept entry.
+func (t *tail) at(i int) *tailEntry {
+	p := t.head + i
+	return &t.segs[p/tailSegmentLen][p%tailSegmentLen]
+}
+
+// dropFront drops the first kept entry, and gives its segment back once it left it.
+func (t *tail) dropFront() {
+	*t.at(0) = tailEntry{}
+	t.head++
+	t.n--
+	if t.head == tailSegmentLen {
+		tailSegments.Put(t.segs[0])
+		n := copy(t.segs, t.segs[1:])
+		t.segs[n] = nil
+		t.segs, t.head = t.segs[:n], 0
+	}
 }
 
 // A tailEntry is 32 bytes, a streamed turn appends thousands a second: its params
@@ -98,50 +133,47 @@ func (t *tail) add(seq uint64, payload []byte, reuse func() []byte) []byte {
 		t.last = seq
 	}
 	p := framedPayload(f)
-	if t.head > 0 && t.head >= len(t.entries)/2 { // compact: the front is mostly gone
-		n := copy(t.entries, t.entries[t.head:])
-		clear(t.entries[n:])
-		t.entries, t.head = t.entries[:n], 0
+	if pos := t.head + t.n; pos/tailSegmentLen == len(t.segs) {
+		t.segs = append(t.segs, tailSegments.Get().(*tailSegment))
 	}
-	if t.entries == nil {
-		t.entries = getEntries()
-	}
-	t.entries = append(t.entries, tailEntry{seq: seq, b: f})
+	*t.at(t.n) = tailEntry{seq: seq, b: f}
+	t.n++
 	t.bytes += len(p)
 	return p
 }
 
 // reset drops everything, the memory included.
 func (t *tail) reset() {
-	if cap(t.entries) > 1024 {
-		clear(t.entries[t.head:])
-		putEntries(t.entries)
-	}
+	t.releaseSegments()
 	*t = tail{}
 }
 
-// Entry arrays of more than 1,024 entries that a session's tail no longer needs
-// (its burst is over) go to a pool that the next streaming tail takes its array
-// from: grown again from nothing by doubling for every streamed turn, the array was
-// a tenth of a turn's publishing. An idle session keeps none. Their entries are
-// cleared: the pool holds no update.
-var entryArrays sync.Pool
-
-func putEntries(e []tailEntry) { entryArrays.Put(&e) }
-
-func getEntries() []tailEntry {
-	if p, ok := entryArrays.Get().(*[]tailEntry); ok {
-		return (*p)[:0]
+// releaseSegments clears the kept entries and gives every segment back.
+func (t *tail) releaseSegments() {
+	for t.n > 0 {
+		t.dropFront()
 	}
-	return nil
+	for i, sg := range t.segs {
+		tailSegments.Put(sg)
+		t.segs[i] = nil
+	}
+	t.segs, t.head = nil, 0
 }
 
 // oldest is the seq of the first entry kept, 0 when none is.
 func (t *tail) oldest() uint64 {
-	if t.head == len(t.entries) {
+	if t.n == 0 {
 		return 0
 	}
-	return t.entries[t.head].seq
+	return t.at(0).seq
+}
+
+// newest is the seq of the last entry kept, 0 when none is.
+func (t *tail) newest() uint64 {
+	if t.n == 0 {
+		return 0
+	}
+	return t.at(t.n - 1).seq
 }
 
 // trim drops the entries from the front that are at most committed and either at
@@ -150,27 +182,22 @@ func (t *tail) oldest() uint64 {
 // ones: a cursor that keeps up empties it at every commit, and a new block each
 // time was most of a streaming turn's garbage.
 func (t *tail) trim(committed, passed uint64, busy bool) {
-	for t.head < len(t.entries) {
-		e := t.entries[t.head]
+	for t.n > 0 {
+		e := t.at(0)
 		if e.seq > committed {
 			break
 		}
-		kept := len(t.entries) - t.head
-		if e.seq > passed && t.bytes <= maxTailBytes && kept <= maxTailEntries {
+		if e.seq > passed && t.bytes <= maxTailBytes && t.n <= maxTailEntries {
 			break
 		}
 		t.bytes -= len(e.b) - frameOverhead
-		t.entries[t.head] = tailEntry{}
-		t.head++
+		t.dropFront()
 	}
-	if t.head == len(t.entries) {
-		t.entries, t.head, t.bytes = t.entries[:0], 0, 0
+	if t.n == 0 {
+		t.bytes = 0
 		if !busy {
-			if cap(t.entries) > 1024 {
-				putEntries(t.entries) // a burst is over: an idle session keeps little
-				t.entries = nil
-			}
-			t.retire() // an idle tail keeps no block (recycle.go: spareLocked)
+			t.releaseSegments() // a burst is over: an idle session keeps little
+			t.retire()          // an idle tail keeps no block (recycle.go: spareLocked)
 		}
 	}
 }
@@ -179,17 +206,20 @@ func (t *tail) trim(committed, passed uint64, busy bool) {
 // and reports false (appending nothing) when the tail does not hold the update
 // right after after: it is older than the tail, and the store has it.
 func (t *tail) after(after, upTo uint64, dst []tailEntry, max int) ([]tailEntry, bool) {
-	kept := t.entries[t.head:]
-	if len(kept) == 0 || kept[0].seq > after+1 {
+	if t.n == 0 || t.at(0).seq > after+1 {
 		return dst, false
 	}
 	// Seqs in a tail are consecutive: the next one is at its offset from the first.
-	i := int(after + 1 - kept[0].seq)
-	if i >= len(kept) || kept[i].seq > upTo {
+	i := int(after + 1 - t.at(0).seq)
+	if i >= t.n || t.at(i).seq > upTo {
 		return dst, false
 	}
-	for ; i < len(kept) && kept[i].seq <= upTo && len(dst) < max; i++ {
-		dst = append(dst, kept[i])
+	for ; i < t.n && len(dst) < max; i++ {
+		e := t.at(i)
+		if e.seq > upTo {
+			break
+		}
+		dst = append(dst, *e)
 	}
 	return dst, true
 }

@@ -2,7 +2,9 @@ package session
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"unsafe"
 )
 
 // TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed: entries leave the front
@@ -36,7 +38,7 @@ func TestTheTailKeepsWhatCursorsNeedAndDropsWhatTheyPassed(t *testing.T) {
 	for seq := uint64(201); tl.bytes <= maxTailBytes; seq++ {
 		tl.add(seq, big, nil)
 	}
-	last := tl.entries[len(tl.entries)-1].seq
+	last := tl.newest()
 	tl.trim(last-1, 170, false) // a cursor far behind: the bound wins, the uncommitted stay
 	if tl.bytes > maxTailBytes+len(big) || tl.oldest() <= 171 {
 		t.Fatalf("over its bound the tail keeps %d bytes from %d", tl.bytes, tl.oldest())
@@ -69,7 +71,55 @@ func TestATailEmptiedDuringATurnKeepsItsBlock(t *testing.T) {
 		t.Fatalf("after(1): %v %+v", ok, got)
 	}
 	tl.trim(2, 2, false)
-	if tl.block != nil || tl.entries != nil && cap(tl.entries) > 1024 {
+	if tl.block != nil || tl.segs != nil {
 		t.Fatal("an idle tail keeps its block")
+	}
+}
+
+// TestATailGrowsAndShrinksBySegments: a burst's entries take memory a segment at a
+// time (a slice grown by doubling allocated twice what it held), a cursor reads
+// across the segments' edges, and the front gives back the segments it left.
+func TestATailGrowsAndShrinksBySegments(t *testing.T) {
+	const n = 8000
+	payload := []byte(`{"sessionId":"sess_0123456789abcdef","type":"agent_message_chunk","text":"word "}`)
+	var tl tail
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for seq := uint64(1); seq <= n; seq++ {
+		tl.add(seq, payload, nil)
+	}
+	runtime.ReadMemStats(&after)
+	frames := n * (len(payload) + frameOverhead)
+	blocks := (frames/(tailBlock-len(payload)-frameOverhead) + 1) * tailBlock
+	segments := (n/tailSegmentLen + 1) * int(unsafe.Sizeof(tailSegment{}))
+	if got, most := int(after.TotalAlloc-before.TotalAlloc), blocks+segments+64<<10; got > most {
+		t.Fatalf("%d entries allocated %d bytes, more than their blocks and segments (%d)", n, got, most)
+	}
+	for _, from := range []uint64{0, tailSegmentLen - 2, 2*tailSegmentLen - 1, n - 3} {
+		got, ok := tl.after(from, n, nil, 5)
+		if !ok || len(got) != min(5, int(n-from)) {
+			t.Fatalf("after(%d): %v, %d entries", from, ok, len(got))
+		}
+		for i, e := range got {
+			if e.seq != from+1+uint64(i) || string(framedPayload(e.b)) != string(payload) {
+				t.Fatalf("after(%d): entry %d is seq %d %q", from, i, e.seq, framedPayload(e.b))
+			}
+		}
+	}
+	tl.trim(n, 3*tailSegmentLen+10, true)
+	if tl.oldest() != 3*tailSegmentLen+11 || len(tl.segs) != (n-1)/tailSegmentLen+1-3 {
+		t.Fatalf("passed up to %d: oldest %d, %d segments", 3*tailSegmentLen+10, tl.oldest(), len(tl.segs))
+	}
+	tl.trim(n, n, true)
+	if tl.oldest() != 0 || len(tl.segs) != 1 || tl.bytes != 0 {
+		t.Fatalf("emptied during a turn: oldest %d, %d segments, %d bytes", tl.oldest(), len(tl.segs), tl.bytes)
+	}
+	tl.add(n+1, payload, nil)
+	if got, ok := tl.after(n, n+1, nil, 5); !ok || len(got) != 1 || got[0].seq != n+1 {
+		t.Fatalf("after the tail emptied, after(%d): %v %+v", n, ok, got)
+	}
+	tl.trim(n+1, n+1, false)
+	if tl.segs != nil || tl.head != 0 || tl.n != 0 {
+		t.Fatalf("an idle tail keeps %d segments", len(tl.segs))
 	}
 }
