@@ -111,20 +111,37 @@ func (d *daemon) rssKiB() (int64, error) {
 	return rssKiB(d.cmd.Process.Pid)
 }
 
-func rssKiB(pid int) (int64, error) {
+func rssKiB(pid int) (int64, error) { return procStatusKiB(pid, "VmRSS:") }
+
+// resetPeakRSS starts the daemon's VmHWM over from its RSS now (Linux's
+// clear_refs, 4.0 and later), so that peakRSSKiB reads the highest RSS since. It
+// reports false where that cannot be done.
+func (d *daemon) resetPeakRSS() bool {
+	return os.WriteFile("/proc/"+strconv.Itoa(d.cmd.Process.Pid)+"/clear_refs", []byte("5"), 0) == nil
+}
+
+// peakRSSKiB reads VmHWM of the daemon process: the highest its RSS was since it
+// started, or since resetPeakRSS.
+func (d *daemon) peakRSSKiB() (int64, error) {
+	return procStatusKiB(d.cmd.Process.Pid, "VmHWM:")
+}
+
+// procStatusKiB reads a field given in kB (field is its name with the colon) of
+// /proc/<pid>/status.
+func procStatusKiB(pid int, field string) (int64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, err
 	}
 	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
+		if rest, ok := bytes.CutPrefix(line, []byte(field)); ok {
 			f := strings.Fields(string(rest)) // "1234 kB"
 			if len(f) == 2 && f[1] == "kB" {
 				return strconv.ParseInt(f[0], 10, 64)
 			}
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // processCPU returns the user and system CPU time process pid has used, from

@@ -241,12 +241,16 @@ type watchRound struct {
 	// CPUusPerUpdate is the daemon's CPU time per delivered update.
 	CPUusPerUpdate float64 `json:"daemon_cpu_us_per_delivered_update"`
 	// RSSIdleKiB is the daemon's VmRSS with the watchers attached, before the turn;
-	// RSSPeakKiB the highest sampled during it; PerWatcherKiB what a watcher costs
+	// RSSPeakKiB the highest it was during the turn (its VmHWM, reset before the
+	// turn, or where that cannot be reset the highest of VmRSS sampled every 5 ms,
+	// RSSSampledKiB, which misses the peak of a short turn); PerWatcherKiB what a watcher costs
 	// beyond an idle attached connection: in the first round the growth (the turn's
 	// own cost included), in later ones the growth beyond the first round's, per
 	// watcher beyond the first (measureWatchers).
 	RSSIdleKiB    int64   `json:"rss_idle_kib"`
 	RSSPeakKiB    int64   `json:"rss_peak_kib"`
+	RSSSampledKiB int64   `json:"rss_sampled_peak_kib"`
+	PeakFrom      string  `json:"peak_from"` // "VmHWM" or "sampled"
 	PerWatcherKiB float64 `json:"per_watcher_kib"`
 	// GrowthsKiB is the growth (peak minus idle) of every round of this count, in
 	// the order they ran; this round is the one of median growth.
@@ -344,6 +348,7 @@ func watchRoundOf(bin string, maxConns, n, lines int) (watchRound, error) {
 		return r, err
 	}
 	peak := r.RSSIdleKiB
+	exact := d.resetPeakRSS()
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
@@ -383,7 +388,10 @@ func watchRoundOf(bin string, maxConns, n, lines int) (watchRound, error) {
 	cpu := processCPU(d.cmd.Process.Pid) - cpu0
 	close(stop)
 	<-sampled
-	r.Delivered, r.Lagged, r.RSSPeakKiB = delivered.Load(), lagged.Load(), peak
+	r.Delivered, r.Lagged, r.RSSPeakKiB, r.RSSSampledKiB, r.PeakFrom = delivered.Load(), lagged.Load(), peak, peak, "sampled"
+	if hwm, err := d.peakRSSKiB(); exact && err == nil {
+		r.RSSPeakKiB, r.PeakFrom = max(hwm, peak), "VmHWM"
+	}
 	if r.Delivered < want && r.Lagged == 0 {
 		return r, fmt.Errorf("the watchers received %d of %d updates", r.Delivered, want)
 	}
