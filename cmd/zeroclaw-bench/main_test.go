@@ -118,6 +118,11 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 			w.Delivered != int64(w.Watchers*w.Updates) || w.CPUusPerUpdate < 0 || w.RSSIdleKiB <= 0 { // CPU: 10 ms resolution
 			t.Errorf("watchers round %+v", w)
 		}
+		// Linux lets a process's owner reset its VmHWM: the peak is read, not
+		// only sampled.
+		if w.PeakFrom != "VmHWM" {
+			t.Errorf("watchers round %+v: the peak should be read from VmHWM", w)
+		}
 	}
 	if h := r.History; h.RowsBytes <= 0 || h.StoppedDataBytes <= 0 || h.DataRatio <= 0 {
 		t.Errorf("history storage %+v", h)
