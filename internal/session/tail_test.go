@@ -77,7 +77,7 @@ func TestATailEmptiedDuringATurnKeepsItsBlock(t *testing.T) {
 }
 
 // TestATailGrowsAndShrinksBySegments: a burst's entries take memory a segment at a
-// time (a slice grown by doubling allocated twice what it held), a cursor reads
+// time (a slice grown by append allocated four times what it held), a cursor reads
 // across the segments' edges, and the front gives back the segments it left.
 func TestATailGrowsAndShrinksBySegments(t *testing.T) {
 	const n = 8000
