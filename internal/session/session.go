@@ -377,7 +377,7 @@ func (s *Session) deliverShapedLocked(seq uint64, raw []byte, shape *store.Shape
 // returned as it is, with false. mu is held.
 func (s *Session) tailLocked(seq uint64, raw []byte) ([]byte, bool) {
 	if len(s.subs) == 0 {
-		if s.tail.segs != nil || s.tail.block != nil {
+		if s.tail.segs != nil {
 			s.tail.reset()
 		}
 		return raw, false
