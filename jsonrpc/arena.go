@@ -16,6 +16,9 @@ type arena struct {
 	nreqs int       // the size of the next chunk of Requests: it doubles during a burst
 	// names interns method names: a connection uses a few, again and again.
 	names map[string]string
+	// one, when set, is what request returns: the reader's own Request, for a
+	// request it may serve in place (Conn.servedInPlace).
+	one *Request
 }
 
 const (
@@ -55,6 +58,9 @@ func (a *arena) alloc(n int) []byte {
 
 // request returns a zero Request.
 func (a *arena) request() *Request {
+	if a.one != nil {
+		return a.one
+	}
 	if len(a.reqs) == 0 {
 		a.nreqs = min(max(2*a.nreqs, 4), arenaRequests)
 		a.reqs = make([]Request, a.nreqs)

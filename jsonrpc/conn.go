@@ -60,6 +60,11 @@ type Options struct {
 	// reading the next frame: the server uses it to serve the handshake in order, and
 	// for methods too quick to be worth a goroutine. Inline requests take no slot.
 	Inline func(*Request) bool
+	// InPlace, when it reports true, serves the request like Inline but straight from
+	// the framer's buffer, which the next frame overwrites: its handler keeps nothing
+	// of the request (its ID, its Params) once it has returned, and its result nothing
+	// once encoded. It saves a copy of the frame and its garbage.
+	InPlace func(*Request) bool
 	// Ordered, when it reports true, serves the request in frame order like Inline,
 	// but on a short-lived goroutine the reader waits for. It is for calls that run
 	// deep, such as the handshake: the reader's stack, which every idle connection
@@ -93,6 +98,7 @@ type Conn struct {
 	framer   Framer
 	handler  Handler
 	inline   func(*Request) bool
+	inPlace  func(*Request) bool
 	ordered  func(*Request) bool
 	priority func(*Request) bool
 	recycles func(*Request) bool
@@ -106,8 +112,9 @@ type Conn struct {
 	peek    interface{ Buffered() bool } // the framer, when it can tell; else nil
 	taker   frameTaker                   // the framer, when it can hand a frame over; else nil
 	out     outbox
-	arena   arena  // the reader's allocations (arena.go)
-	scratch []byte // the reader's encoding buffer for inline answers
+	arena   arena   // the reader's allocations (arena.go)
+	scratch []byte  // the reader's encoding buffer for inline answers
+	one     Request // the request served in place (servedInPlace)
 
 	pendingMu sync.Mutex
 	pending   map[string]chan *Response
@@ -134,6 +141,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 		framer:    framer,
 		handler:   h,
 		inline:    opts.Inline,
+		inPlace:   opts.InPlace,
 		ordered:   opts.Ordered,
 		priority:  opts.Priority,
 		recycles:  opts.Recycle,
@@ -208,6 +216,9 @@ func (c *Conn) readLoop() error {
 		// Handlers outlive the framer's buffer. A frame of a burst is copied into the
 		// arena, with its Request: a lone one is allocated on its own, and a large
 		// one (an upload chunk) is taken from the framer, not copied.
+		if c.servedInPlace(line) {
+			continue
+		}
 		var frame, taken []byte
 		var env Envelope
 		switch {
@@ -236,6 +247,32 @@ func (c *Conn) readLoop() error {
 	}
 }
 
+// inPlaceMax bounds the frames the reader tries to serve in place: a larger one is
+// no quick call's.
+const inPlaceMax = 1 << 10
+
+// servedInPlace serves line, when it is a request Options.InPlace names, straight
+// from the framer's buffer, with the reader's own Request: its handler keeps
+// nothing of it, and its answer is queued (copied) before the next frame is read,
+// so nothing of it is copied or allocated. It reports whether it served line; when
+// not, line is classified again from a copy, as any frame is.
+func (c *Conn) servedInPlace(line []byte) bool {
+	if c.inPlace == nil || len(line) == 0 || len(line) > inPlaceMax || line[0] != '{' {
+		return false
+	}
+	c.arena.one = &c.one
+	env := classify(line, &c.arena)
+	c.arena.one = nil
+	req := env.Request
+	if req != &c.one || (c.ordered != nil && c.ordered(req)) || !c.inPlace(req) {
+		c.one = Request{}
+		return false
+	}
+	c.serveInline(req, nil)
+	c.one = Request{}
+	return true
+}
+
 // dispatch serves req: inline, or on a goroutine of its own once it has a slot. The
 // wait for a slot is the backpressure of SPEC §2; priority requests wait only for
 // each other. It reports false when the connection closed while waiting. taken is
@@ -258,16 +295,7 @@ func (c *Conn) dispatch(req *Request, taken []byte) bool {
 		return true
 	}
 	if c.inline != nil && c.inline(req) {
-		// Encoded in the reader's scratch buffer, which the queue copies.
-		msg, queued := c.answer(c.ctx, req, c.scratch[:0])
-		c.recycle(req, taken)
-		if msg != nil {
-			c.out.push(msg, frameResponse, false, true)
-			if cap(msg) <= 4<<10 { // an idle connection keeps no large buffer
-				c.scratch = msg[:0]
-			}
-		}
-		runQueued(queued)
+		c.serveInline(req, taken)
 		return true
 	}
 	slots := c.slots
@@ -315,6 +343,20 @@ func runQueued(f func()) {
 	if f != nil {
 		f()
 	}
+}
+
+// serveInline serves req on the reader; taken as for recycle.
+func (c *Conn) serveInline(req *Request, taken []byte) {
+	// Encoded in the reader's scratch buffer, which the queue copies.
+	msg, queued := c.answer(c.ctx, req, c.scratch[:0])
+	c.recycle(req, taken)
+	if msg != nil {
+		c.out.push(msg, frameResponse, false, true)
+		if cap(msg) <= 4<<10 { // an idle connection keeps no large buffer
+			c.scratch = msg[:0]
+		}
+	}
+	runQueued(queued)
 }
 
 // recycle gives the framer back a frame the reader took, once req is answered

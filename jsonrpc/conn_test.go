@@ -308,3 +308,61 @@ func TestHeldInlineAnswerDoesNotWaitForASlowCall(t *testing.T) {
 		t.Fatalf("first answer %v, want the fast call's", m)
 	}
 }
+
+// Requests served in place are answered from the framer's buffer; every other frame
+// of the same read (a call served on a goroutine, one too large or with an escaped
+// method name, a malformed frame, a response) is still served from a copy, so what
+// a handler that outlives the read sees is intact.
+func TestInPlaceRequestsAmongOtherFrames(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "slow" {
+			<-release // the reader has read, and reused its buffer for, every frame after
+		}
+		return req.Method + " " + string(req.ID) + " " + string(req.Params), nil
+	})
+	inPlace := func(req *Request) bool { return req.Method == "fast" }
+	_, peer, r := pair(t, h, Options{Inline: inPlace, InPlace: inPlace})
+	big := `{"pad":"` + strings.Repeat("x", inPlaceMax) + `"}`
+	frames := []string{
+		`{"jsonrpc":"2.0","method":"fast","id":1,"params":{"n":1}}`,
+		`{"jsonrpc":"2.0","method":"slow","id":"s","params":{"keep":"me"}}`,
+		`{"jsonrpc":"2.0","method":"fast","id":2,"params":[2]}`,
+		`{"jsonrpc":"2.0","method":"f\u0061st","id":3}`,
+		`{"jsonrpc":"2.0","method":"fast","id":4,"params":` + big + `}`,
+		`{"jsonrpc":"2.0","method":"fast","id":5`,
+		`{"jsonrpc":"2.0","result":1,"id":"zc-out-99"}`,
+		`{"jsonrpc":"1.0","method":"fast","id":6}`,
+		`{"jsonrpc":"2.0","method":"fast","id":7}`,
+	}
+	write(t, peer, strings.Join(frames, "\n"))
+	want := []struct {
+		id     any
+		result string
+		code   float64
+	}{
+		{float64(1), `fast 1 {"n":1}`, 0},
+		{float64(2), `fast 2 [2]`, 0},
+		{float64(3), `fast 3 `, 0},
+		{float64(4), `fast 4 ` + big, 0},
+		{nil, "", CodeParseError},
+		{float64(6), "", CodeInvalidRequest},
+		{float64(7), `fast 7 `, 0},
+	}
+	for _, w := range want {
+		m := readMsg(t, peer, r)
+		if w.code != 0 {
+			if e, _ := m["error"].(map[string]any); m["id"] != w.id || e["code"] != w.code {
+				t.Fatalf("got %v, want error %v for id %v", m, w.code, w.id)
+			}
+			continue
+		}
+		if m["id"] != w.id || m["result"] != w.result {
+			t.Fatalf("got %v, want %q for id %v", m, w.result, w.id)
+		}
+	}
+	close(release)
+	if m := readMsg(t, peer, r); m["id"] != "s" || m["result"] != `slow "s" {"keep":"me"}` {
+		t.Fatalf("the call served on a goroutine got %v", m)
+	}
+}

@@ -15,9 +15,10 @@
 // the reader's stack stays small), or on a goroutine of its own once it holds one of
 // MaxInFlight slots; a priority request (Options.Priority) has slots of its own and
 // never waits for the ordinary ones. During a burst of pipelined frames the reader
-// takes its small allocations from an arena (arena.go). A request served on its own
-// goroutine gets a context of its own, which ends when its handler returns or the
-// connection closes.
+// takes its small allocations from an arena (arena.go); a small request that
+// Options.InPlace names is served straight from the framer's buffer, with nothing
+// copied or allocated for it. A request served on its own goroutine gets a
+// context of its own, which ends when its handler returns or the connection closes.
 //
 // Everything the connection sends, answers, notifications and its own requests, is
 // appended to one outbound queue (over a StreamFramer such as NDJSON, the framed

@@ -120,7 +120,8 @@ type methodRow struct {
 	grant auth.Grant // what the caller needs (SPEC §11); initialize alone has none
 	// inline methods never wait (no I/O, no lock held for long): the reader serves
 	// them itself, in order, since a goroutine per call would cost more than the call.
-	// Their handlers must keep nothing of their ctx past their return.
+	// Their handlers must keep nothing of their ctx past their return, nor of their
+	// params: the reader serves them from its buffer, which the next frame reuses.
 	inline bool
 	// priority methods never wait for an in-flight slot (SPEC §15): a client whose
 	// slots are all held by running prompts can still see, approve and cancel them.
@@ -208,10 +209,8 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 		// the same), it leaves the reader's stack, which an idle connection keeps,
 		// small.
 		Ordered: func(r *jsonrpc.Request) bool { return !c.initialized.Load() },
-		Inline: func(r *jsonrpc.Request) bool {
-			row := s.methods[r.Method]
-			return row != nil && row.inline
-		},
+		Inline:  s.inline,
+		InPlace: s.inline,
 		// These never wait for an in-flight slot: a client whose slots are all held
 		// by running prompts can still see, approve and cancel them (SPEC §15).
 		Priority: func(r *jsonrpc.Request) bool {
@@ -385,6 +384,12 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	}
 	result, err := row.handler(ctx, c, req.Params)
 	return result, toWire(err)
+}
+
+// inline tells the requests the reader serves itself, from its buffer (methodRow).
+func (s *Server) inline(r *jsonrpc.Request) bool {
+	row := s.methods[r.Method]
+	return row != nil && row.inline
 }
 
 // caller is the connection's principal as the session layer sees it.
