@@ -213,12 +213,12 @@ func (c *Conn) readLoop() error {
 			}
 			return err
 		}
-		// Handlers outlive the framer's buffer. A frame of a burst is copied into the
-		// arena, with its Request: a lone one is allocated on its own, and a large
-		// one (an upload chunk) is taken from the framer, not copied.
 		if c.servedInPlace(line) {
 			continue
 		}
+		// Other handlers outlive the framer's buffer. A frame of a burst is copied
+		// into the arena, with its Request: a lone one is allocated on its own, and a
+		// large one (an upload chunk) is taken from the framer, not copied.
 		var frame, taken []byte
 		var env Envelope
 		switch {
@@ -264,13 +264,12 @@ func (c *Conn) servedInPlace(line []byte) bool {
 	env := classify(line, &c.arena)
 	c.arena.one = nil
 	req := env.Request
-	if req != &c.one || (c.ordered != nil && c.ordered(req)) || !c.inPlace(req) {
-		c.one = Request{}
-		return false
+	served := req == &c.one && (c.ordered == nil || !c.ordered(req)) && c.inPlace(req)
+	if served {
+		c.serveInline(req, nil)
 	}
-	c.serveInline(req, nil)
 	c.one = Request{}
-	return true
+	return served
 }
 
 // dispatch serves req: inline, or on a goroutine of its own once it has a slot. The
