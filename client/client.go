@@ -34,6 +34,9 @@ type options struct {
 	reconnect    *Reconnect // WithReconnect
 	token        string     // WithToken
 	fingerprint  string     // WithFingerprint: lowercase hex, no colons
+	// endedEarly, when set (tests), is called, holding the client's mu, when a
+	// connection ends before it was installed.
+	endedEarly func()
 }
 
 // WithAutoStart makes Dial start `zeroclaw daemon --ephemeral` when no daemon answers
@@ -142,7 +145,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	}
 	c := newClient(addr, o, started)
 	c.dirs = dirs
-	c.install(c.newLink(jsonrpc.NewNDJSON(nc), nil))
+	c.firstLink(jsonrpc.NewNDJSON(nc), nil)
 	return c, nil
 }
 
@@ -176,10 +179,28 @@ type link struct {
 	// framerDone, when set, is closed once the framer has finished closing (a
 	// WebSocket's closing handshake runs in the background).
 	framerDone <-chan struct{}
+	// ended: conn ended before the link was installed (lost found it not current);
+	// guarded by the client's mu. install refuses such a link.
+	ended bool
 }
 
 // newLink starts serving a connection; when it ends, lost decides what next.
+// Not yet installed, it is the connection a reconnect resumes (resumeOn).
 func (c *Client) newLink(f jsonrpc.Framer, framerDone <-chan struct{}) *link {
+	l := c.makeLink(f, framerDone)
+	go c.serve(l)
+	return l
+}
+
+// firstLink is newLink of the connection Dial opened, installed before it is
+// served: should it end at once, lost sees it as the current one.
+func (c *Client) firstLink(f jsonrpc.Framer, framerDone <-chan struct{}) {
+	l := c.makeLink(f, framerDone)
+	c.install(l)
+	go c.serve(l)
+}
+
+func (c *Client) makeLink(f jsonrpc.Framer, framerDone <-chan struct{}) *link {
 	l := &link{done: make(chan struct{}), framerDone: framerDone}
 	l.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
 		// session/update is served on the reader, so updates keep the daemon's order and
@@ -187,21 +208,29 @@ func (c *Client) newLink(f jsonrpc.Framer, framerDone <-chan struct{}) *link {
 		Inline: func(r *jsonrpc.Request) bool { return r.Method == "session/update" },
 		Logger: c.opts.logger,
 	})
-	go func() {
-		l.conn.Run()
-		next := c.lost(l)
-		close(l.done)
-		next()
-	}()
 	return l
 }
 
-// install makes l the connection calls go to.
-func (c *Client) install(l *link) {
+// serve runs l's connection; when it ends, lost decides what next.
+func (c *Client) serve(l *link) {
+	l.conn.Run()
+	next := c.lost(l)
+	close(l.done)
+	next()
+}
+
+// install makes l the connection calls go to, unless its connection has ended
+// already (the daemon or the network dropped it right after it was set up): then
+// it reports false, and the client is still disconnected.
+func (c *Client) install(l *link) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.ended {
+		return false
+	}
 	c.cur = l
 	close(c.ready)
-	c.mu.Unlock()
+	return true
 }
 
 // current returns the connection to call on, waiting while the client reconnects.

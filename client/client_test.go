@@ -21,6 +21,32 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
+// closeWithin closes c, and fails the test instead of hanging when Close does not
+// return.
+func closeWithin(t *testing.T, c *Client) {
+	t.Helper()
+	closed := make(chan struct{})
+	go func() { c.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Error("Close did not return")
+	}
+}
+
+// within returns the next value from ch, and fails the test when none comes.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s within 30 s", what)
+	}
+	var zero T
+	return zero
+}
+
 // connect dials socket, initializes, and opens a session of the default agent.
 func connect(t *testing.T, socket string, opts ...Option) (*Client, string) {
 	t.Helper()
@@ -29,7 +55,7 @@ func connect(t *testing.T, socket string, opts ...Option) (*Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { closeWithin(t, c) })
 	if _, err := c.Initialize(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -188,6 +188,13 @@ func (c *Client) lost(l *link) func() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur != l {
+		// Not installed (reconnect): install refuses it, and what resumeOn
+		// learned on it is void.
+		l.ended = true
+		clear(c.resume.liveAfter)
+		if c.opts.endedEarly != nil {
+			c.opts.endedEarly()
+		}
 		return func() {}
 	}
 	c.cur, c.ready = nil, make(chan struct{})
@@ -218,9 +225,10 @@ func (c *Client) event(e ConnectionEvent) {
 }
 
 // reconnect dials until a daemon answers, puts the client back (resumeOn) and
-// installs the new connection; or gives up.
+// installs the new connection; or gives up. A connection that ends before it is
+// installed (right after Reconnected was told) is a new loss: told as one, and
+// reconnected from the start.
 func (c *Client) reconnect(inFlight bool) {
-	c.event(ConnectionEvent{Kind: ConnectionLost, InFlight: inFlight})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -230,6 +238,30 @@ func (c *Client) reconnect(inFlight bool) {
 		case <-ctx.Done():
 		}
 	}()
+	for {
+		c.event(ConnectionEvent{Kind: ConnectionLost, InFlight: inFlight})
+		l := c.redialUntilResumed(ctx, inFlight)
+		if l == nil {
+			return // gave up, or Close
+		}
+		if c.install(l) {
+			select {
+			case <-c.quit: // Close came meanwhile: it saw no connection to close
+				l.conn.Close()
+			default:
+			}
+			return
+		}
+		c.mu.Lock()
+		inFlight = len(c.resume.inFlight) > 0
+		c.mu.Unlock()
+	}
+}
+
+// redialUntilResumed dials until a connection is resumed (resumeOn), tells
+// Reconnected and returns it, not yet installed; or it gives up or the client is
+// closed, finishes the client and returns nil.
+func (c *Client) redialUntilResumed(ctx context.Context, inFlight bool) *link {
 	wait := c.opts.reconnect.GiveUp
 	if wait <= 0 {
 		wait = 5 * time.Minute
@@ -249,13 +281,7 @@ func (c *Client) reconnect(inFlight bool) {
 				// restarted before it reports the turn's end (and exits). Told
 				// after, it raced the answer and lost under load.
 				c.event(ConnectionEvent{Kind: Reconnected, Restarted: restarted, InFlight: inFlight})
-				c.install(l)
-				select {
-				case <-c.quit: // Close came meanwhile: it saw no connection to close
-					l.conn.Close()
-				default:
-				}
-				return
+				return l
 			}
 			l.conn.Close()
 			<-l.done
@@ -266,12 +292,12 @@ func (c *Client) reconnect(inFlight bool) {
 		case <-c.quit:
 			retry.Stop()
 			c.finish()
-			return
+			return nil
 		case <-giveUp.C:
 			retry.Stop()
 			c.event(ConnectionEvent{Kind: GaveUp, Err: err})
 			c.finish()
-			return
+			return nil
 		case <-retry.C:
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)

@@ -125,7 +125,7 @@ func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {
 		}
 		done <- r
 	}()
-	approval := <-asked
+	approval := within(t, asked, "approval request")
 	p.drop() // the turn waits for its approval in the daemon meanwhile
 	if e := expectEvent(t, evs, ConnectionLost); !e.InFlight {
 		t.Fatalf("lost: %+v", e)
@@ -136,7 +136,7 @@ func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {
 	if ok, err := c.Approve(ctx, sid, approval.RequestID, AllowOnce); err != nil || !ok {
 		t.Fatalf("Approve after the reconnect = %v, %v", ok, err)
 	}
-	r := <-done
+	r := within(t, done, "prompt answer")
 	if r == nil || r.StopReason != StopEndTurn || r.Restarted || !strings.Contains(r.Text, "shell -> once") {
 		t.Fatalf("result %+v", r)
 	}
@@ -192,7 +192,7 @@ func TestACancelAskedForWhileReconnectingCancelsTheTurnOnceConnected(t *testing.
 		}
 		done <- r
 	}()
-	<-running
+	within(t, running, "running tool call")
 	p.refusing(true)
 	p.drop()
 	expectEvent(t, evs, ConnectionLost)
@@ -212,10 +212,10 @@ func TestACancelAskedForWhileReconnectingCancelsTheTurnOnceConnected(t *testing.
 	}
 	p.refusing(false)
 	expectEvent(t, evs, Reconnected)
-	if ok := <-cancelled; !ok {
+	if ok := within(t, cancelled, "cancel answer"); !ok {
 		t.Fatal("the cancel asked for while reconnecting found no turn")
 	}
-	if r := <-done; r == nil || r.StopReason != StopCancelled {
+	if r := within(t, done, "prompt answer"); r == nil || r.StopReason != StopCancelled {
 		t.Fatalf("result %+v, want cancelled", r)
 	}
 }
@@ -256,6 +256,9 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 	c, sid := connect(t, p.addr, opt, WithUpdateQueue(1, 0))
 	ctx := ctxFor(t)
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll) // before the client's Close, should the test fail early
 	lagged := make(chan struct{}, 1)
 	approved := make(chan struct{}, 1)
 	var rec recorder
@@ -294,8 +297,8 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 	if !c.queue.waitLagged(sid, 30*time.Second) {
 		t.Fatal("the session never lagged")
 	}
-	close(release)
-	<-lagged
+	releaseAll()
+	within(t, lagged, "lagged update")
 	// A new connection delivers what the lagging one discarded, the approval request
 	// among it. (Its replay may not fit in the queue of one either: then it lags
 	// again, and the next connection goes on from there.)
@@ -311,7 +314,7 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 			t.Fatalf("the discarded approval_request never came; updates: %+v", rec.all())
 		}
 	}
-	a := <-done
+	a := within(t, done, "prompt answer")
 	var le *LaggedError
 	if a.r == nil || (a.err != nil && !errors.As(a.err, &le)) || a.r.StopReason != StopEndTurn {
 		// The turn's later stream may lag again (one update may wait): that is said.
@@ -366,10 +369,10 @@ func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
 		}
 		answered <- r
 	}()
-	approval := <-asked
+	approval := within(t, asked, "approval request")
 	p.refusing(true)
 	p.drop()
-	<-lost
+	within(t, lost, "lost event")
 	other, err := Dial(ctx, sharedSocket)
 	if err != nil {
 		t.Fatal(err)
@@ -386,10 +389,52 @@ func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.refusing(false)
-	if <-early {
+	if within(t, early, "reconnected event") {
 		t.Fatal("the prompt in flight was answered before the reconnect was told")
 	}
-	if r := <-answered; r == nil || r.StopReason != StopEndTurn || !strings.Contains(r.Text, "shell -> done") {
+	if r := within(t, answered, "prompt answer"); r == nil || r.StopReason != StopEndTurn || !strings.Contains(r.Text, "shell -> done") {
 		t.Fatalf("result %+v", r)
+	}
+}
+
+// A connection that drops right after the reconnect that made it (while Reconnected
+// is being told, before the client takes it into use) is one more loss: told, and
+// reconnected from, like any other. The client once installed the dead connection
+// and was wedged: no event, every call waiting, and Close never returned.
+func TestAConnectionLostBeforeTheReconnectCompletesIsReconnectedAgain(t *testing.T) {
+	p := newProxy(t, sharedSocket)
+	evs := make(chan ConnectionEvent, 16)
+	ended := make(chan struct{}, 1)
+	first := true
+	c, sid := connect(t, p.addr, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) {
+		if e.Kind == Reconnected && first {
+			first = false
+			select { // a connection of an earlier, failed attempt
+			case <-ended:
+			default:
+			}
+			p.drop()
+			select { // the connection just told of has ended, and is not in use yet
+			case <-ended:
+			case <-time.After(30 * time.Second):
+				t.Error("the dropped connection did not end")
+			}
+		}
+		evs <- e
+	}}), func(o *options) {
+		o.endedEarly = func() {
+			select {
+			case ended <- struct{}{}:
+			default:
+			}
+		}
+	})
+	p.drop()
+	for _, kind := range []string{ConnectionLost, Reconnected, ConnectionLost, Reconnected} {
+		expectEvent(t, evs, kind)
+	}
+	r, err := c.Prompt(ctxFor(t), sid, "still here", nil, nil)
+	if err != nil || r.StopReason != StopEndTurn {
+		t.Fatalf("a prompt after the second reconnect: %+v, %v", r, err)
 	}
 }

@@ -70,7 +70,7 @@ func TestUploadResendsAChunkWhoseAnswerWasLost(t *testing.T) {
 	go srv.Run()
 	defer srv.Close()
 	c := newClient("pipe", options{chunkTimeout: 200 * time.Millisecond, logger: nopLogger()}, nil)
-	c.install(c.newLink(jsonrpc.NewNDJSON(cliSide), nil))
+	c.firstLink(jsonrpc.NewNDJSON(cliSide), nil)
 	defer c.Close()
 
 	path := filepath.Join(t.TempDir(), "f.txt")

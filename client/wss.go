@@ -35,7 +35,7 @@ func dialWSS(ctx context.Context, addr string, o options) (*Client, error) {
 		return nil, err
 	}
 	c := newClient(addr, o, nil)
-	c.install(c.newLink(f, f.Done()))
+	c.firstLink(f, f.Done())
 	return c, nil
 }
 
