@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // raiseNoFile raises this process's open-file limit to its hard limit. Children
@@ -59,4 +61,36 @@ func describeMachine() machine {
 		}
 	}
 	return m
+}
+
+// Wake probe (wakeLatency): samples, and how long everything idles before each and
+// its starter keeps its processor busy.
+const (
+	wakeSamples = 100
+	wakeIdle    = 2 * time.Millisecond
+	wakeBusy    = 3 * time.Millisecond
+)
+
+// wakeLatency measures how long a new goroutine waits to start while the goroutine
+// that started it keeps its processor busy, after everything idled: how long the
+// machine takes to put an idle CPU back to work. Each of the daemon's turns starts
+// so (the turn, the replay log's writer and the connection's writer are a pipeline
+// of goroutines that needs a second CPU), and so does a client reading its stream.
+// On a quiet machine of its own it is tens of µs; on a VM whose host deschedules
+// idle vCPUs it reached milliseconds (docs/BENCHMARKS.md), and the stream figures
+// swing with it. A goroutine that has not started when its starter stops being
+// busy starts then: wakeBusy is the most it can measure.
+func wakeLatency() percentiles {
+	lat := make(latencies, 0, wakeSamples)
+	started := make(chan time.Time, 1)
+	for range wakeSamples {
+		time.Sleep(wakeIdle)
+		t0 := time.Now()
+		go func() { started <- time.Now() }()
+		for end := t0.Add(wakeBusy); time.Now().Before(end); {
+		}
+		lat = append(lat, (<-started).Sub(t0))
+	}
+	slices.Sort(lat)
+	return summarize(lat)
 }

@@ -257,6 +257,7 @@ func (o options) validate() error {
 func run(o options, log io.Writer) (*report, error) {
 	r := &report{Machine: describeMachine(), Options: o}
 	r.Machine.LoadBefore = loadAverage()
+	r.Machine.Wake = wakeLatency()
 	defer func() { r.Machine.LoadAfter = loadAverage() }()
 	if err := raiseNoFile(uint64(o.IdleConns + o.Conns + 256)); err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	if !r.DaemonExitedCleanly {
 		t.Error("the daemon did not exit 0 after SIGTERM")
 	}
-	for name, p := range map[string]percentiles{"daemon": r.Latency.Daemon, "echo": r.Latency.Echo} {
+	for name, p := range map[string]percentiles{"daemon": r.Latency.Daemon, "echo": r.Latency.Echo, "wake": r.Machine.Wake} {
 		if !(0 < p.P50us && p.P50us <= p.P90us && p.P90us <= p.P99us) {
 			t.Errorf("%s latency percentiles %+v are not positive and ordered", name, p)
 		}

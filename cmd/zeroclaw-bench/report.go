@@ -41,6 +41,9 @@ type machine struct {
 	// The 1, 5 and 15 minute load averages before and after the run.
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
+	// Wake is how long a goroutine waits for an idle CPU, before the run
+	// (wakeLatency); at most 3 ms is measured.
+	Wake percentiles `json:"wake"`
 }
 
 type percentiles struct {
@@ -180,6 +183,8 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "zeroclaw-bench  %s\n", r.Options.Zeroclaw)
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, kernel %s\n", m.CPUs, m.CPUModel, m.GoVersion, m.OS, m.Kernel)
 	fmt.Fprintf(w, "load average: %s before, %s after\n", m.LoadBefore, m.LoadAfter)
+	fmt.Fprintf(w, "waking an idle CPU (µs, at most %.0f measured): p50 %.0f, p90 %.0f, p99 %.0f\n",
+		us(wakeBusy), m.Wake.P50us, m.Wake.P90us, m.Wake.P99us)
 	fmt.Fprintf(w, "baseline: %s\n\n", r.Baseline)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
