@@ -15,7 +15,9 @@ import (
 type Reconnect struct {
 	// Notify, when set, is told when the connection is lost, when it is back, and
 	// when the client gives up. It runs on a goroutine of the client, one event at a
-	// time; it must not wait for calls of the client.
+	// time; it must not wait for calls of the client. Every ConnectionLost is
+	// followed by Reconnected or GaveUp; a connection that drops right after its
+	// Reconnected is one more loss, told as such.
 	Notify func(ConnectionEvent)
 	// GiveUp bounds how long the client keeps trying after a loss; zero means five
 	// minutes. Then the client is over (Done) and calls fail with ErrClosed.
