@@ -55,6 +55,8 @@ type Bridge struct {
 	input  *stdio          // the editor's side of editor, for catchUp
 	ctx    context.Context // ends when the editor is gone
 	stop   context.CancelFunc
+	// beforeCancel, when set (tests), runs before each daemon cancel is sent.
+	beforeCancel func()
 
 	dialMu sync.Mutex // one dial at a time
 
@@ -77,6 +79,12 @@ type sessionState struct {
 	asking  sync.WaitGroup                // questions put to the editor, until answered or withdrawn
 	catchUp chan struct{}                 // closed when a re-attach after lagged is done
 	ctl     controls                      // the session's mode, model, title (controls.go)
+	// cancels counts the daemon cancels of the session in flight (cancelOnDaemon),
+	// and cancelsDone is closed when it drops to 0; waiting counts the prompts
+	// waiting for that (awaitCancels).
+	cancels     int
+	cancelsDone chan struct{}
+	waiting     int
 }
 
 // request is one of the editor's requests in flight.

@@ -71,6 +71,7 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	if err != nil {
 		return nil, err
 	}
+	b.awaitCancels(ctx, p.SessionID)
 	if r.cancelled.Load() {
 		return stopResult{StopReason: "cancelled"}, nil
 	}
@@ -234,20 +235,68 @@ func (b *Bridge) cancelTurn(r *request) {
 	begun := r.begun
 	b.mu.Unlock()
 	if begun {
-		go b.cancelOnDaemon(r.sessionID)
+		b.cancelOnDaemon(r.sessionID)
 	}
 }
 
+// cancelOnDaemon cancels the session's running turn on the daemon, in the
+// background. The daemon stops whichever turn runs when the cancel arrives; the
+// turn it was meant for may have ended meanwhile (it won the race), and had the
+// editor's next prompt gone to the daemon before it, the cancel would stop that
+// one. So the session's next prompt waits until the cancel is answered
+// (awaitCancels).
 func (b *Bridge) cancelOnDaemon(sid string) {
-	d := b.live()
-	if d == nil {
+	b.mu.Lock()
+	s := b.state(sid)
+	if s.cancels == 0 {
+		s.cancelsDone = make(chan struct{})
+	}
+	s.cancels++
+	b.mu.Unlock()
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			if s.cancels--; s.cancels == 0 {
+				close(s.cancelsDone)
+				s.cancelsDone = nil
+			}
+			b.mu.Unlock()
+		}()
+		if b.beforeCancel != nil {
+			b.beforeCancel()
+		}
+		d := b.live()
+		if d == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := d.Cancel(ctx, sid); err != nil {
+			b.log.Info("cancelling a turn failed", "session", sid, "err", err)
+		}
+	}()
+}
+
+// awaitCancels waits until the session's daemon cancels in flight are answered
+// (cancelOnDaemon), or ctx or the bridge ends.
+func (b *Bridge) awaitCancels(ctx context.Context, sid string) {
+	b.mu.Lock()
+	s := b.sessions[sid]
+	if s == nil || s.cancelsDone == nil {
+		b.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := d.Cancel(ctx, sid); err != nil {
-		b.log.Info("cancelling a turn failed", "session", sid, "err", err)
+	done := s.cancelsDone
+	s.waiting++
+	b.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-b.ctx.Done():
 	}
+	b.mu.Lock()
+	s.waiting--
+	b.mu.Unlock()
 }
 
 // cancelNotification serves session/cancel: the editor's prompt on the session stops.

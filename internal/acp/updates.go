@@ -37,7 +37,7 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 			cancelNow = t.cancelled.Load()
 			b.mu.Unlock()
 			if cancelNow {
-				go b.cancelOnDaemon(sid)
+				b.cancelOnDaemon(sid)
 			}
 			return
 		}
