@@ -93,16 +93,11 @@ func events() (chan ConnectionEvent, Option) {
 
 func expectEvent(t *testing.T, ch chan ConnectionEvent, kind string) ConnectionEvent {
 	t.Helper()
-	select {
-	case e := <-ch:
-		if e.Kind != kind {
-			t.Fatalf("event %+v, want %s", e, kind)
-		}
-		return e
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no %s event", kind)
+	e := within(t, ch, kind+" event")
+	if e.Kind != kind {
+		t.Fatalf("event %+v, want %s", e, kind)
 	}
-	return ConnectionEvent{}
+	return e
 }
 
 func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {

@@ -55,8 +55,9 @@ type Bridge struct {
 	input  *stdio          // the editor's side of editor, for catchUp
 	ctx    context.Context // ends when the editor is gone
 	stop   context.CancelFunc
-	// beforeCancel, when set (tests), runs before each daemon cancel is sent.
-	beforeCancel func()
+	// Tests: beforeCancel runs before each daemon cancel is sent, awaitingCancels
+	// when a prompt waits for those of its session.
+	beforeCancel, awaitingCancels func()
 
 	dialMu sync.Mutex // one dial at a time
 
@@ -80,11 +81,9 @@ type sessionState struct {
 	catchUp chan struct{}                 // closed when a re-attach after lagged is done
 	ctl     controls                      // the session's mode, model, title (controls.go)
 	// cancels counts the daemon cancels of the session in flight (cancelOnDaemon),
-	// and cancelsDone is closed when it drops to 0; waiting counts the prompts
-	// waiting for that (awaitCancels).
+	// and cancelsDone is closed when it drops to 0.
 	cancels     int
 	cancelsDone chan struct{}
-	waiting     int
 }
 
 // request is one of the editor's requests in flight.

@@ -32,12 +32,23 @@ func runDaemon(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The daemon says READY=1 on NOTIFY_SOCKET once it serves, as to systemd.
+	notifyAddr := filepath.Join(dir, "notify.sock")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyAddr, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	getenv := func(k string) string {
+		if k == "NOTIFY_SOCKET" {
+			return notifyAddr
+		}
+		return ""
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	exited := make(chan error, 1)
 	go func() {
-		exited <- daemon.Run(ctx, daemon.Options{
-			ConfigDir: dir, Getenv: func(string) string { return "" }, Logger: slog.New(slog.DiscardHandler),
-		})
+		exited <- daemon.Run(ctx, daemon.Options{ConfigDir: dir, Getenv: getenv, Logger: slog.New(slog.DiscardHandler)})
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -45,29 +56,25 @@ func runDaemon(t *testing.T) string {
 			t.Errorf("the daemon: %v", err)
 		}
 	})
-	sock := filepath.Join(dir, "data", "daemon.sock")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			return sock
+	notify.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 256)
+	for {
+		n, err := notify.Read(buf)
+		if err != nil {
+			t.Fatalf("no READY=1 from the daemon: %v", err)
 		}
-		select {
-		case err := <-exited:
-			t.Fatalf("the daemon exited: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not serve")
+		if string(buf[:n]) == "READY=1" {
+			return filepath.Join(dir, "data", "daemon.sock")
 		}
 	}
 }
 
-// rawBridge is a bridge served over pipes, driven with raw ACP frames.
+// rawBridge is a bridge served over pipes, driven with raw ACP frames; lines are
+// the frames it writes, read as they come.
 type rawBridge struct {
-	t   *testing.T
-	b   *Bridge
-	in  io.WriteCloser
-	out *bufio.Reader
+	t     *testing.T
+	in    io.WriteCloser
+	lines chan []byte // closed when the bridge's output ends
 }
 
 func startBridge(t *testing.T, b *Bridge) *rawBridge {
@@ -79,10 +86,22 @@ func startBridge(t *testing.T, b *Bridge) *rawBridge {
 		outW.Close()
 		close(served)
 	}()
-	r := &rawBridge{t: t, b: b, in: inW, out: bufio.NewReader(outR)}
+	r := &rawBridge{t: t, in: inW, lines: make(chan []byte, 64)}
+	go func() {
+		defer close(r.lines)
+		out := bufio.NewReader(outR)
+		for {
+			line, err := out.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			r.lines <- line
+		}
+	}()
 	t.Cleanup(func() {
 		inW.Close()
-		go io.Copy(io.Discard, outR)
+		for range r.lines { // until the bridge is done writing
+		}
 		<-served
 	})
 	return r
@@ -94,17 +113,25 @@ func (r *rawBridge) send(format string, args ...any) {
 	}
 }
 
+// next returns the bridge's next frame.
+func (r *rawBridge) next() []byte {
+	r.t.Helper()
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			r.t.Fatal("the bridge's output ended")
+		}
+		return line
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("no frame from the bridge within 30 s")
+	}
+	return nil
+}
+
 // waitFor reads frames until one that contains s.
 func (r *rawBridge) waitFor(s string) {
 	r.t.Helper()
-	for {
-		line, err := r.out.ReadBytes('\n')
-		if err != nil {
-			r.t.Fatalf("reading: %v", err)
-		}
-		if strings.Contains(string(line), s) {
-			return
-		}
+	for !strings.Contains(string(r.next()), s) {
 	}
 }
 
@@ -112,10 +139,7 @@ func (r *rawBridge) waitFor(s string) {
 func (r *rawBridge) answer(id int) map[string]any {
 	r.t.Helper()
 	for {
-		line, err := r.out.ReadBytes('\n')
-		if err != nil {
-			r.t.Fatalf("reading: %v", err)
-		}
+		line := r.next()
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {
 			r.t.Fatalf("a non-JSON line %q", line)
@@ -142,6 +166,13 @@ func TestACancelThatLostTheRaceDoesNotStopTheNextPrompt(t *testing.T) {
 	release := make(chan struct{})
 	b := New(Options{Agent: "full", Endpoint: sock})
 	b.beforeCancel = func() { <-release }
+	waiting := make(chan struct{}, 1)
+	b.awaitingCancels = func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	}
 	r := startBridge(t, b)
 	released := false
 	t.Cleanup(func() {
@@ -171,16 +202,16 @@ func TestACancelThatLostTheRaceDoesNotStopTheNextPrompt(t *testing.T) {
 	// The next prompt runs a tool for a second. The held cancel goes out once that
 	// prompt's turn began on the daemon, or once the prompt waits for the cancel.
 	r.send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"/tool shell {\"command\":\"sleep 1\"}"}]}}`, sid)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		b.mu.Lock()
-		req := b.requests["4"]
-		begun := req != nil && req.begun
-		waiting := b.sessions[sid] != nil && b.sessions[sid].waiting > 0
-		b.mu.Unlock()
-		if begun || waiting {
-			break
-		}
-		if time.Now().After(deadline) {
+	for begun := false; !begun; {
+		select {
+		case <-waiting:
+			begun = true
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatal("the bridge's output ended")
+			}
+			begun = strings.Contains(string(line), `"sessionUpdate":"tool_call"`) // on the daemon
+		case <-time.After(30 * time.Second):
 			t.Fatal("the second prompt neither began nor waited for the cancel")
 		}
 	}

@@ -287,16 +287,15 @@ func (b *Bridge) awaitCancels(ctx context.Context, sid string) {
 		return
 	}
 	done := s.cancelsDone
-	s.waiting++
 	b.mu.Unlock()
+	if b.awaitingCancels != nil {
+		b.awaitingCancels()
+	}
 	select {
 	case <-done:
 	case <-ctx.Done():
 	case <-b.ctx.Done():
 	}
-	b.mu.Lock()
-	s.waiting--
-	b.mu.Unlock()
 }
 
 // cancelNotification serves session/cancel: the editor's prompt on the session stops.
