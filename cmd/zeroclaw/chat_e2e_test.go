@@ -107,7 +107,7 @@ provider = "down"
 		t.Errorf("error: exit %v, stderr %q", err, errOut)
 	}
 
-	cmd := chatCmd(h, `/tool shell {"command":"sleep 30"}`, "--agent", "slow", "--json")
+	cmd := chatCmd(h, `/tool shell {"command":"`+shellThatWaits+`"}`, "--agent", "slow", "--json")
 	var out syncBuffer
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
@@ -116,7 +116,7 @@ provider = "down"
 	if text, ok := out.await(func(s string) bool { return strings.Contains(s, `"tool_call"`) }, nil, 20*time.Second); !ok {
 		t.Fatalf("no tool_call: %q", text)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitForShell(t, filepath.Join(h, ".zeroclaw", "data", "workspaces", "slow")) // the interrupt meets a running tool
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -242,11 +242,14 @@ func TestChatInATerminalStreamsAsksApprovalAndCancelsOnCtrlC(t *testing.T) {
 	p.waitFor("\x1b[2mmusing\x1b[0m", 1)
 	p.typeLine("hello pty")
 	p.waitFor("echo: hello pty", 1)
-	p.typeLine(`/tool shell {"command":"sleep 30"}`)
+	p.typeLine(`/tool shell {"command":"` + shellThatWaits + `"}`)
 	p.waitFor("[y] allow once, [a] always, [n] reject", 1)
 	p.typeLine("y")
 	p.waitFor("⚙ shell", 1)
-	time.Sleep(300 * time.Millisecond)
+	// The tool runs once the approval was sent, which is after the line editor gave
+	// the terminal back its ordinary mode: what is typed now is a line (and Ctrl-C an
+	// interrupt), not the raw input of the approval question.
+	waitForShell(t, filepath.Join(h, ".zeroclaw", "data", "workspaces", "default"))
 	io.WriteString(p.stdin, "\x03")
 	p.waitFor("[cancelled]", 1)
 	p.typeLine("/quit")
@@ -334,11 +337,14 @@ func TestChatInATerminalCancelsWithTypedCancelDuringATurn(t *testing.T) {
 	startDaemon(t, h, nil)
 	p := startPTY(t, h)
 	p.waitFor("connected to", 1)
-	p.typeLine(`/tool shell {"command":"sleep 30"}`)
+	p.typeLine(`/tool shell {"command":"` + shellThatWaits + `"}`)
 	p.waitFor("[y] allow once, [a] always, [n] reject", 1)
 	p.typeLine("y")
 	p.waitFor("⚙ shell", 1)
-	time.Sleep(300 * time.Millisecond)
+	// The tool runs once the approval was sent, which is after the line editor gave
+	// the terminal back its ordinary mode: what is typed now is a line (and Ctrl-C an
+	// interrupt), not the raw input of the approval question.
+	waitForShell(t, filepath.Join(h, ".zeroclaw", "data", "workspaces", "default"))
 	p.typeLine("typed ahead")
 	p.waitFor("queued after this turn", 1)
 	p.typeLine("/cancel")
