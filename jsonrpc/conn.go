@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/stack"
 )
 
 // MaxInFlight is the default bound on requests served at once on one connection.
@@ -281,6 +283,7 @@ func (c *Conn) dispatch(req *Request, taken []byte) bool {
 		done := make(chan []byte)
 		var queued func()
 		go func() {
+			stack.Reserve()
 			msg, q := c.answer(c.ctx, req, nil)
 			queued = q
 			done <- msg
@@ -314,6 +317,7 @@ func (c *Conn) dispatch(req *Request, taken []byte) bool {
 	}
 	c.serving.Add(1)
 	go func() {
+		stack.Reserve() // a request's handler may well reach the store
 		defer func() {
 			<-slots
 			c.serving.Done()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/stack"
 )
 
 // publishUsage sends the usage update of one model call of turn (SPEC §22).
@@ -120,6 +121,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 	release := sync.OnceFunc(func() { close(answered) })
 	s.mgr.turns.Add(1)
 	go func() {
+		stack.Reserve() // the turn stores its checkpoints and its end
 		defer s.mgr.turns.Done()
 		defer func() { <-s.slot }()
 		defer cancel(nil)
