@@ -2,9 +2,12 @@
 
 package upload
 
-// allocBuffer returns n zero bytes for staging, on the Go heap (see buffer_unix.go).
-func allocBuffer(n int) ([]byte, bool) { return make([]byte, n), false }
+// spares is empty where staging buffers are Go heap (see buffer_unix.go).
+type spares struct{}
 
-func freeBuffer([]byte, bool) {}
+// alloc returns n zero bytes for staging, on the Go heap.
+func (*spares) alloc(n int) ([]byte, bool) { return make([]byte, n), false }
+
+func (*spares) free([]byte, bool) {}
 
 func prefault([]byte) {}

@@ -61,6 +61,8 @@ type Stage[B Bound] struct {
 	uploads map[key]*staged[B]
 	conns   map[any]int  // staged uploads per connection
 	dropped []*staged[B] // discarded under mu, their buffers freed by unlock
+
+	spares spares // the mapped buffers of landed and dropped uploads, for the next
 }
 
 // key names an upload: the connection that began it, and its random id. Lookups
@@ -72,6 +74,7 @@ type key struct {
 
 type staged[B Bound] struct {
 	key    key
+	spares *spares // its stage's
 	bound  B
 	name   string // filename as given
 	sha    string // declared hash, lowercase hex, or ""
@@ -153,7 +156,7 @@ func (st *Stage[B]) Begin(conn any, b B, size int64, filename, sha string) (Begu
 		sha = strings.ToLower(sha)
 	}
 	u := &staged[B]{
-		bound: b, name: filename, sha: sha, size: size, hash: sha256.New(),
+		spares: &st.spares, bound: b, name: filename, sha: sha, size: size, hash: sha256.New(),
 		charge: size + metadataCharge + int64(b.MetadataBytes()+len(filename)+len(sha)),
 	}
 	var rnd [16]byte
@@ -254,7 +257,7 @@ func (u *staged[B]) free() {
 		u.spool.abort()
 		u.spool = nil
 	}
-	freeBuffer(u.buf, u.mapped)
+	u.spares.free(u.buf, u.mapped)
 	u.buf, u.mapped = nil, false
 }
 
@@ -314,7 +317,7 @@ func (st *Stage[B]) Chunk(conn any, id string, offset int64, b64 []byte) (int64,
 		return 0, unknownUpload(id)
 	}
 	if u.buf == nil {
-		u.buf, u.mapped = allocBuffer(int(u.size) + 2) // DecodedLen counts padding as bytes
+		u.buf, u.mapped = u.spares.alloc(int(u.size) + 2) // DecodedLen counts padding as bytes
 		if ws := u.bound.Workspace(); u.size >= spoolMin && ws != "" {
 			u.spool = startSpool(st.log, ws, u.buf[:u.size:u.size], u.hash)
 			u.hash = nil
