@@ -283,7 +283,6 @@ func (c *Conn) dispatch(req *Request, taken []byte) bool {
 		done := make(chan []byte)
 		var queued func()
 		go func() {
-			stack.Reserve()
 			msg, q := c.answer(c.ctx, req, nil)
 			queued = q
 			done <- msg
