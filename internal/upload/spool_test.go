@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -369,6 +370,93 @@ func TestAChunkOfASpooledUploadDecodesWithoutAllocating(t *testing.T) {
 		synctest.Wait()
 		if allocs := chunkAllocs(t, st, b.UploadID, enc, chunks-1); allocs > 1 {
 			t.Errorf("%.1f allocations per 1 MiB spooled chunk, want at most 1", allocs)
+		}
+	})
+}
+
+// The spool syncs what it wrote whenever it has caught up with the chunks, and not
+// while more wait to be written: a sync that held it up while two chunks arrived
+// is followed by one more, after both are written.
+func TestASpoolSyncsWhenItHasCaughtUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var synced []int64 // the file's size at each sync
+		hold := make(chan struct{})
+		defer func(f func(*os.File) error) { syncFile = f }(syncFile)
+		syncFile = func(f *os.File) error {
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			synced = append(synced, fi.Size())
+			if len(synced) == 2 {
+				<-hold
+			}
+			return f.Sync()
+		}
+		ws := t.TempDir()
+		st := NewStage[wsBound](Options{})
+		defer st.Discard("c")
+		data := random(4 * ChunkBytes)
+		b, err := st.Begin("c", wsBound{ws}, int64(len(data)), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			spoolChunk(t, st, b.UploadID, i*ChunkBytes, data[i*ChunkBytes:(i+1)*ChunkBytes])
+			synctest.Wait()
+		}
+		if want := []int64{ChunkBytes, 2 * ChunkBytes}; !slices.Equal(synced, want) {
+			t.Fatalf("synced at sizes %v after two chunks, each written before the next, want %v", synced, want)
+		}
+		// The second sync holds the writer while the last two chunks arrive.
+		for i := 2; i < 4; i++ {
+			spoolChunk(t, st, b.UploadID, i*ChunkBytes, data[i*ChunkBytes:(i+1)*ChunkBytes])
+		}
+		close(hold)
+		synctest.Wait()
+		if want := []int64{ChunkBytes, 2 * ChunkBytes, 4 * ChunkBytes}; !slices.Equal(synced, want) {
+			t.Fatalf("synced at sizes %v, want %v: not while the fourth chunk waited", synced, want)
+		}
+	})
+}
+
+// A sync of the spool's file that fails stops the spool: the commit writes the
+// bytes to a file of its own, and the spool's is removed.
+func TestASpoolWhoseSyncFailsLeavesTheFileToPrepare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		defer func(f func(*os.File) error) { syncFile = f }(syncFile)
+		syncFile = func(*os.File) error { return errors.New("input/output error") }
+		ws := t.TempDir()
+		st := NewStage[wsBound](Options{})
+		defer st.Discard("c")
+		data := random(2*ChunkBytes + 3)
+		sum := sha256.Sum256(data)
+		b, err := st.Begin("c", wsBound{ws}, int64(len(data)), "", hex.EncodeToString(sum[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spoolChunk(t, st, b.UploadID, 0, data[:ChunkBytes])
+		synctest.Wait() // written, and its sync failed
+		spooled, _ := onlyTemp(t, ws)
+		for off := ChunkBytes; off < len(data); off += ChunkBytes {
+			spoolChunk(t, st, b.UploadID, off, data[off:min(off+ChunkBytes, len(data))])
+		}
+		up, err := st.Take("c", b.UploadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer up.Release()
+		p, err := up.Payload.Prepare(ws)
+		if err != nil {
+			t.Fatalf("prepare after the spool's sync failed: %v", err)
+		}
+		defer p.Discard()
+		name, got := onlyTemp(t, ws)
+		if name == spooled {
+			t.Errorf("the commit took the file whose sync failed (%s)", name)
+		}
+		if !bytes.Equal(got, data) {
+			t.Errorf("prepared %d bytes, want the upload's %d", len(got), len(data))
 		}
 	})
 }

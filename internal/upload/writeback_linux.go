@@ -7,10 +7,9 @@ import (
 )
 
 // startWriteback starts writing f's n bytes at off to the disk without waiting for
-// them (sync_file_range), so that the fsync of the commit finds them written, or
-// nearly: a spooled 10 MB file then syncs in about 0.3 ms instead of 6. It only
-// saves time; the commit's fsync is what makes the file durable, so an error here
-// changes nothing.
+// them (sync_file_range), so that the next sync (the spool's, once it caught up, or
+// the commit's) finds them on their way. It only saves time; a sync is what makes
+// the file durable, so an error here changes nothing.
 func startWriteback(f *os.File, off, n int64) {
 	c, err := f.SyscallConn()
 	if err != nil {
