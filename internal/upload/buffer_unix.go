@@ -45,7 +45,13 @@ func (sp *spares) free(b []byte, mapped bool) {
 		return
 	}
 	b = b[:cap(b)] // the whole mapping
-	if len(b) > spareBytes {
+	sp.mu.Lock()
+	room := sp.bytes+sp.clearing+len(b) <= spareBytes
+	if room {
+		sp.clearing += len(b)
+	}
+	sp.mu.Unlock()
+	if !room { // not cleared for nothing
 		unix.Munmap(b)
 		return
 	}
@@ -63,12 +69,13 @@ func (sp *spares) free(b []byte, mapped bool) {
 // daemon that takes one after another decoded into new pages, and a 10 MiB upload
 // spent a quarter of its time there (docs/BENCHMARKS.md).
 type spares struct {
-	mu    sync.Mutex
-	bufs  [][]byte // whole mappings, cleared
-	bytes int
-	last  time.Time   // when a buffer last came back
-	idle  *time.Timer // releases them all once spareIdle passed since last
-	armed bool        // idle is pending
+	mu       sync.Mutex
+	bufs     [][]byte // whole mappings, cleared
+	bytes    int
+	clearing int         // bytes being cleared to be kept: free held room for them
+	last     time.Time   // when a buffer last came back
+	idle     *time.Timer // releases them all once spareIdle passed since last
+	armed    bool        // idle is pending
 }
 
 const (
@@ -98,14 +105,11 @@ func (sp *spares) take(n int) []byte {
 	return b
 }
 
-// put keeps the cleared mapping b as a spare, or unmaps it when the spares are full.
+// put keeps the cleared mapping b, which free held room for, as a spare.
 func (sp *spares) put(b []byte) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.bytes+len(b) > spareBytes {
-		unix.Munmap(b)
-		return
-	}
+	sp.clearing -= len(b)
 	sp.bufs = append(sp.bufs, b)
 	sp.bytes += len(b)
 	sp.last = time.Now()

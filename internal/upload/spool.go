@@ -21,10 +21,10 @@ const spoolPiece = 256 << 10
 // spool hashes an upload's accepted bytes, and writes them to a temporary file in
 // its workspace's uploads directory and syncs them whenever it has caught up, while
 // later chunks arrive: the chunk's answer waits for its decoding only, and the
-// commit finds the hash done and the file written and nearly synced. What is left for the commit is
-// the last chunk's hash and write, and one fsync: on Linux about 1 ms instead of
-// the 8 ms of writing and syncing 10 MB, and 5 ms less of hashing on the chunks'
-// path (docs/BENCHMARKS.md).
+// commit finds the hash done and the file written and nearly synced. What is left
+// for the commit is the last chunk's hash and write, and one fsync: on Linux about
+// 1 ms instead of the 8 ms of writing and syncing 10 MB, and 5 ms less of hashing on
+// the chunks' path (docs/BENCHMARKS.md).
 //
 // The file only saves time: the staged bytes stay in their buffer, and when
 // anything fails (the directory, a write, the sync), the commit writes the file
@@ -144,19 +144,19 @@ func (s *spool) runWriting() {
 		if _, s.err = s.f.Write(p); s.err != nil {
 			return false
 		}
-		startWriteback(s.f, off, int64(len(p)))
 		// Caught up: the bytes are synced while the next chunk comes, so that the
 		// commit's fsync finds little left to write. Started writeback alone left
 		// it 7–10 ms for a spooled 10 MiB file on the VM of docs/BENCHMARKS.md (the
 		// disk's cache is flushed only by a sync, all at once); a sync after every
-		// piece fell behind the chunks. An error here is the writer's: once a sync
-		// reported a write error, a later fsync of the file may not report it.
-		if s.ready.Load() == off+int64(len(p)) {
-			if s.err = syncFile(s.f); s.err != nil {
-				return false
-			}
+		// piece fell behind the chunks, so behind, the writer only starts the
+		// writeback. An error here is the writer's: once a sync reported a write
+		// error, a later fsync of the file may not report it.
+		if s.ready.Load() > off+int64(len(p)) {
+			startWriteback(s.f, off, int64(len(p)))
+			return true
 		}
-		return true
+		s.err = syncFile(s.f)
+		return s.err == nil
 	})
 	if !complete && s.err == nil {
 		s.err = errIncomplete
