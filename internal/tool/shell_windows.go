@@ -17,6 +17,11 @@ import (
 // cmd.exe does its own parsing, which the C runtime quoting of os/exec would break.
 // /d skips AutoRun commands from the registry; /s with the outer quotes makes cmd
 // strip exactly those two quotes and keep the rest as written.
+//
+// The shell gets a process group of its own, as on Unix (Setpgid): a Ctrl-C in the
+// daemon's console then reaches the daemon, which cancels the turn and ends the
+// tool's processes, and not the tool, whose death the turn would take for a result
+// and go on with. Its children inherit the group, and Ctrl-C disabled with it.
 func shellCommand(ctx context.Context, command string) *exec.Cmd {
 	comspec := os.Getenv("ComSpec")
 	if comspec == "" {
@@ -24,8 +29,9 @@ func shellCommand(ctx context.Context, command string) *exec.Cmd {
 	}
 	cmd := exec.CommandContext(ctx, comspec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		CmdLine:    `cmd.exe /d /s /c "` + command + `"`,
-		HideWindow: true,
+		CmdLine:       `cmd.exe /d /s /c "` + command + `"`,
+		HideWindow:    true,
+		CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP,
 	}
 	return cmd
 }

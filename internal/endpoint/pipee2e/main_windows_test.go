@@ -177,41 +177,23 @@ func (l *logBuffer) String() string {
 // after guard.
 func (l *logBuffer) waitFor(t *testing.T, s string, exited <-chan struct{}) {
 	t.Helper()
-	switch l.await(s, exited, guard) {
-	case gone:
-		t.Fatalf("exited without logging %q:\n%s", s, l.String())
-	case notYet:
-		t.Fatalf("no %q logged within %s:\n%s", s, guard, l.String())
-	}
-}
-
-type awaited int
-
-const (
-	logged awaited = iota
-	gone           // the process exited without logging it
-	notYet         // not logged within the time given
-)
-
-// await waits until the log holds s, until exited closes or for at most d.
-func (l *logBuffer) await(s string, exited <-chan struct{}, d time.Duration) awaited {
-	deadline := time.After(d)
+	deadline := time.After(guard)
 	for {
 		l.mu.Lock()
 		found, changed := strings.Contains(l.b.String(), s), l.changed
 		l.mu.Unlock()
 		if found {
-			return logged
+			return
 		}
 		select {
 		case <-changed:
 		case <-exited:
-			if strings.Contains(l.String(), s) {
-				return logged
+			if !strings.Contains(l.String(), s) {
+				t.Fatalf("exited without logging %q:\n%s", s, l.String())
 			}
-			return gone
+			return
 		case <-deadline:
-			return notYet
+			t.Fatalf("no %q logged within %s:\n%s", s, guard, l.String())
 		}
 	}
 }
