@@ -56,7 +56,7 @@ func consoleHelper() int {
 				// came while the daemon was starting cmd.exe (the SIGINT that Wine
 				// makes of it landing in the middle of process creation) left the
 				// daemon deaf to it and to the next ones, and cmd.exe never started,
-				// in 4 of 300 runs on a busy machine. On Windows the console starts
+				// in 5 of 420 runs on a busy machine. On Windows the console starts
 				// the handler's thread from outside, and nothing of the kind applies.
 				// The tool's processes are in a group of their own, so the Ctrl-C
 				// goes to this helper and the daemon only.
