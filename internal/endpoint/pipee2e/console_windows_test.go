@@ -39,8 +39,13 @@ func consoleHelper() int {
 		fmt.Fprintln(os.Stderr, "AllocConsole:", err)
 		return 2
 	}
+	running, name, err := runningEvent()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Env = append(os.Environ(), roleEnv+"=block") // for the shell tool it runs
+	cmd.Env = append(os.Environ(), roleEnv+"=block", runningEnv+"="+name) // for the shell tool it runs
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,7 +65,10 @@ func consoleHelper() int {
 				// the handler's thread from outside, and nothing of the kind applies.
 				// The tool's processes are in a group of their own, so the Ctrl-C
 				// goes to this helper and the daemon only.
-				attached := awaitConsoleProcesses(4) // this one, the daemon, cmd.exe, the tool
+				if ev, _ := windows.WaitForSingleObject(running, uint32(guard/time.Millisecond)); ev != windows.WAIT_OBJECT_0 {
+					fmt.Fprintf(os.Stderr, "console: the tool did not run within %s\n", guard)
+				}
+				attached := consoleProcesses()
 				if err := windows.GenerateConsoleCtrlEvent(windows.CTRL_C_EVENT, 0); err != nil {
 					fmt.Fprintln(os.Stderr, "GenerateConsoleCtrlEvent:", err)
 				} else {
@@ -79,17 +87,42 @@ func consoleHelper() int {
 	return 0
 }
 
-// awaitConsoleProcesses polls this console's process list until it holds n
-// processes, for at most guard, and returns it.
-func awaitConsoleProcesses(n int) []uint32 {
-	deadline := time.Now().Add(guard)
-	for {
-		ids := consoleProcesses()
-		if len(ids) >= n || time.Now().After(deadline) {
-			return ids
-		}
-		time.Sleep(5 * time.Millisecond) // other processes' state: polled
+// runningEnv names, to the "block" role, the event it sets once it runs.
+const runningEnv = "ZEROCLAW_PIPEE2E_RUNNING"
+
+// runningEvent makes the named event that the shell tool's process sets once it
+// runs, and returns it with its name.
+func runningEvent() (windows.Handle, string, error) {
+	name := fmt.Sprintf(`Local\zeroclaw-pipee2e-running-%d`, os.Getpid())
+	p, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return 0, "", err
 	}
+	h, err := windows.CreateEvent(nil, 1, 0, p)
+	if err != nil {
+		return 0, "", fmt.Errorf("CreateEvent: %w", err)
+	}
+	return h, name, nil
+}
+
+// toolRunning sets the event named by $ZEROCLAW_PIPEE2E_RUNNING, if any.
+func toolRunning() {
+	name := os.Getenv(runningEnv)
+	if name == "" {
+		return
+	}
+	p, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	h, err := windows.OpenEvent(windows.EVENT_MODIFY_STATE, false, p)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "OpenEvent:", err)
+		return
+	}
+	windows.SetEvent(h)
+	windows.CloseHandle(h)
 }
 
 // consoleProcesses lists the ids of the processes attached to this console.

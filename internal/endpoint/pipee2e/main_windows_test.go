@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "":
 	case "block": // a shell tool that runs until its turn is cancelled
+		toolRunning()
 		// Asleep on a timer, not in an empty select: with no other goroutine the
 		// runtime would call an empty select a deadlock and exit at once.
 		for {
