@@ -98,6 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 	servers.Configure(mcp.FromConfig(cfg, dirs.DataDir, getenv))
 	var live *config.Live
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
+		ReplayBytes: int64(cfg.RPC.ReplayBytes),
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
 		}})
