@@ -46,21 +46,15 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 	s := dial(t, d.socket)
 	s.initialize()
 	var pid int
-	deadline := time.Now().Add(60 * time.Second)
-	for pid == 0 {
+	waitFor(t, "server-everything running in mcp/status", 60*time.Second, func() bool {
 		st := s.call(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":3}`)
 		for _, srv := range st["result"].(map[string]any)["servers"].([]any) {
 			if srv := srv.(map[string]any); srv["name"] == "everything" && srv["state"] == "running" {
 				pid = int(srv["pid"].(float64))
 			}
 		}
-		if pid == 0 && time.Now().After(deadline) {
-			t.Fatalf("server-everything not running: %v", st)
-		}
-		if pid == 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+		return pid != 0
+	})
 	if gone(pid) || gone(stubborn) {
 		t.Fatal("the servers are not running before the kill")
 	}
