@@ -115,6 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			return func() {
 				sessions.SetCatalog(next)
+				sessions.SetReplayBytes(int64(candidate.RPC.ReplayBytes))
 				servers.Configure(mcp.FromConfig(candidate, dirs.DataDir, getenv))
 			}, nil
 		},

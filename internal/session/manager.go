@@ -118,6 +118,9 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 // SetCatalog installs the agents of a new configuration for sessions created after.
 func (m *Manager) SetCatalog(c *Catalog) { m.catalog.Store(c) }
 
+// SetReplayBytes applies rpc.replay_bytes to every session's stream.
+func (m *Manager) SetReplayBytes(n int64) { m.feeds.SetReplayBytes(n) }
+
 // Caller is who asks: the connection's principal.
 type Caller struct {
 	Principal string
