@@ -63,6 +63,14 @@ func TestTheCoreKnowsNothingOfJSONRPC(t *testing.T) {
 	forbidden := map[string][]string{
 		"internal/session": {"jsonrpc", "internal/rpc"},
 		"internal/upload":  {"jsonrpc", "internal/rpc", "internal/session"},
+		// The model vocabulary is internal/llm's: the store, the tools and the MCP
+		// servers take it from there, never from the provider adapters.
+		"internal/store": {"internal/provider", "internal/session", "internal/feed", "internal/tool"},
+		"internal/llm":   {"internal/provider", "internal/store"},
+		"internal/tool":  {"internal/provider", "internal/session"},
+		"internal/mcp":   {"internal/provider", "internal/session"},
+		// The update stream knows nothing of sessions, turns or the wire.
+		"internal/feed": {"internal/session", "internal/agent", "internal/provider", "jsonrpc", "internal/rpc"},
 	}
 	for pkg, banned := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -61,8 +61,8 @@ type clientTool struct {
 	def ClientToolDef
 }
 
-func (t *clientTool) Spec() provider.ToolSpec {
-	return provider.ToolSpec{Name: t.def.Name, Description: t.def.Description, Parameters: t.def.InputSchema}
+func (t *clientTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: t.def.Name, Description: t.def.Description, Parameters: t.def.InputSchema}
 }
 
 func (t *clientTool) Mutates() bool { return !t.def.ReadOnly }

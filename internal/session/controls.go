@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 
@@ -83,7 +84,7 @@ func (s *Session) Title(ctx context.Context) string {
 		return title
 	}
 	rows, _, err := s.mgr.st.Messages(ctx, s.ID, 1, 1)
-	if err != nil || len(rows) == 0 || rows[0].Role != string(provider.RoleUser) {
+	if err != nil || len(rows) == 0 || rows[0].Role != string(llm.RoleUser) {
 		return ""
 	}
 	return Title(rows[0].Text)

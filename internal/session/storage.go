@@ -9,7 +9,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
@@ -47,7 +47,7 @@ func (s *Session) beginTurn(t *runningTurn, text string, quoted jsontext.Value) 
 	// shown once that commits: it needs no group commit of its own (the first
 	// update of a turn reached its client after two commits), and a prompt that
 	// cannot be stored shows none.
-	prompt := provider.Message{Role: provider.RoleUser, Text: text}
+	prompt := llm.Message{Role: llm.RoleUser, Text: text}
 	var id int64
 	err := s.feed.PublishStored(func(seq uint64, behind bool) ([]byte, bool, error) {
 		raw, err := s.userMessage(t.id, seq, text, quoted)

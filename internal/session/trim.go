@@ -4,7 +4,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
@@ -34,7 +34,7 @@ func (s *Session) trim(t *runningTurn) {
 	}
 	if cut < 0 { // one turn alone is longer than the limit: keep from its prompt
 		for i := len(ctxMsgs) - 1; i >= 0; i-- {
-			if ctxMsgs[i].Role == provider.RoleUser {
+			if ctxMsgs[i].Role == llm.RoleUser {
 				cut = i
 				break
 			}
@@ -43,7 +43,7 @@ func (s *Session) trim(t *runningTurn) {
 	if cut <= 0 {
 		return
 	}
-	snapshot := append([]provider.Message(nil), ctxMsgs[cut:]...)
+	snapshot := append([]llm.Message(nil), ctxMsgs[cut:]...)
 	keptIDs, err := s.trimStore(t, ids, cut, snapshot, boundary)
 	if err != nil {
 		s.mgr.log.Error("trimming the retained context failed; nothing trimmed", "session", s.ID, "err", err)
@@ -62,7 +62,7 @@ func (s *Session) trim(t *runningTurn) {
 // keeps snapshot, and returns the ids of what it keeps: TrimBefore when the kept
 // messages are checkpoints (the ones without an id after the first being answers
 // the store supplies again), else a snapshot covering boundary.
-func (s *Session) trimStore(t *runningTurn, ids []int64, cut int, snapshot []provider.Message, boundary int64) ([]int64, error) {
+func (s *Session) trimStore(t *runningTurn, ids []int64, cut int, snapshot []llm.Message, boundary int64) ([]int64, error) {
 	if len(ids) == len(snapshot)+cut && ids[cut] > 0 {
 		var kept []int64
 		for _, id := range ids[cut:] {
@@ -92,9 +92,9 @@ func lowWater(limit int) int { return limit - limit/8 }
 
 // firstPrompt is the index of the first user message of msgs at from or after it
 // (from below 0 counts as 0), or -1.
-func firstPrompt(msgs []provider.Message, from int) int {
+func firstPrompt(msgs []llm.Message, from int) int {
 	for i := max(from, 0); i < len(msgs); i++ {
-		if msgs[i].Role == provider.RoleUser {
+		if msgs[i].Role == llm.RoleUser {
 			return i
 		}
 	}

@@ -6,12 +6,12 @@ import (
 	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/stack"
 )
 
 // publishUsage sends the usage update of one model call of turn (SPEC §22).
-func (s *Session) publishUsage(turnID string, u provider.Usage) {
+func (s *Session) publishUsage(turnID string, u llm.Usage) {
 	in, out, size := u.InputTokens, u.OutputTokens, u.Context()
 	s.publish(&Update{TurnID: turnID, Type: UsageUpdate, InputTokens: &in, OutputTokens: &out,
 		CachedInputTokens: u.CachedInputTokens, ContextTokens: &size, ContextWindow: s.Agent.ContextWindow})
@@ -133,7 +133,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
-			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u) },
+			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u) },
 		})
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()

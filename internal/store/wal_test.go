@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 func fileSize(t *testing.T, path string) int64 {
@@ -28,7 +28,7 @@ func fileSize(t *testing.T, path string) int64 {
 func storeTurn(t *testing.T, s *Store, sid string, i int, reply string, seq *uint64) {
 	t.Helper()
 	id := fmt.Sprintf("turn_%d", i)
-	if _, err := s.BeginTurnFor(ctx, sid, id, "", provider.Message{Role: provider.RoleUser, Text: "say it again"}); err != nil {
+	if _, err := s.BeginTurnFor(ctx, sid, id, "", llm.Message{Role: llm.RoleUser, Text: "say it again"}); err != nil {
 		t.Fatal(err)
 	}
 	var us []Update
@@ -40,7 +40,7 @@ func storeTurn(t *testing.T, s *Store, sid string, i int, reply string, seq *uin
 		t.Fatal(err)
 	}
 	if reply != "" {
-		if _, err := s.AppendCheckpoint(ctx, sid, id, provider.Message{Role: provider.RoleAssistant, Text: reply}); err != nil {
+		if _, err := s.AppendCheckpoint(ctx, sid, id, llm.Message{Role: llm.RoleAssistant, Text: reply}); err != nil {
 			t.Fatal(err)
 		}
 	}
