@@ -19,6 +19,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // Protocol and server versions announced by initialize and status.
@@ -257,10 +258,10 @@ func (s *Server) admit(c *connState) *jsonrpc.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "daemon is shutting down", map[string]any{"reason": "shutting_down"})
+		return jsonrpc.NewError(protocol.CodeConnectionLimit, "daemon is shutting down", map[string]any{"reason": "shutting_down"})
 	}
 	if len(s.conns) >= s.cfg.MaxConnections {
-		return jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "connection limit reached",
+		return jsonrpc.NewError(protocol.CodeConnectionLimit, "connection limit reached",
 			map[string]any{"reason": "connection_limit", "limit": s.cfg.MaxConnections})
 	}
 	s.conns[c] = struct{}{}
@@ -368,7 +369,7 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			// would leave the client unsure whether it took effect.
 			return nil, nil
 		case known && req.Method != "initialize":
-			return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "first call must be initialize")
+			return nil, jsonrpc.Errorf(protocol.CodeUnauthenticated, "first call must be initialize")
 		}
 	}
 	if !known {
@@ -421,7 +422,7 @@ func (c *connState) Want(p session.Puller) error { return c.conn.Want(p) }
 // update it was sent and before any later response (the prompt's answer among them),
 // so the client learns of the gap before it learns the turn ended.
 func (c *connState) Lagged(sessionID string, afterSeq uint64) {
-	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: "lagged", AfterSeq: afterSeq})
+	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: protocol.Lagged, AfterSeq: afterSeq})
 	if err != nil {
 		c.log.Info("the connection closed before it could be told it lagged", "session", sessionID)
 	}

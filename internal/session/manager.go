@@ -21,6 +21,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // Limits of SPEC §7 and §9.
@@ -299,11 +300,7 @@ func (m *Manager) Close(id string, c Caller) error {
 }
 
 // Info describes a live session for status.
-type Info struct {
-	SessionID  string `json:"sessionId"`
-	AgentAlias string `json:"agentAlias"`
-	State      string `json:"state"`
-}
+type Info = protocol.LiveSession
 
 // List returns the live sessions the caller may see, by id.
 func (m *Manager) List(c Caller) []Info {
