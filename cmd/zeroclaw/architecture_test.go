@@ -1,10 +1,13 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -119,5 +122,43 @@ func TestTheDaemonBinaryLinksNoTerminalUI(t *testing.T) {
 	}
 	if found := linked("../zeroclaw-tui"); len(found) < 5 {
 		t.Errorf("zeroclaw-tui links only %v of the terminal UI's packages", found)
+	}
+}
+
+// TestNoProductionCodeImportsATestDouble: the test doubles (scripted model
+// servers, the full filesystem) live under internal/testing, and only tests
+// import them; nothing outside that tree but a test imports package testing.
+func TestNoProductionCodeImportsATestDouble(t *testing.T) {
+	const doubles = "github.com/zeroclaw-labs/zeroclaw-go/internal/testing/"
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, "../../"))
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasPrefix(rel, "internal/testing/") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, doubles) || p == "testing" {
+				t.Errorf("%s imports %s: test doubles and package testing are for tests only", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d production files", checked)
 	}
 }

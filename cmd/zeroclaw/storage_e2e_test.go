@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 )
 
 // SPEC §16 on a really full disk: the config dir, the data dir and the socket on a

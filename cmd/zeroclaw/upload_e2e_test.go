@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 )
 
 func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
