@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// Bounds of the update queue, the same as the daemon's per-connection queue (SPEC
-// §15): whichever fills first.
+// Bounds of the update queue, the same as the daemon's per-connection queue
+// (docs/protocol.md, "Delivery"): whichever fills first.
 const (
 	DefaultQueueFrames = 2048
 	DefaultQueueBytes  = 4 << 20

@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// Error codes of SPEC §12.
+// Error codes (docs/protocol.md, "Error codes").
 const (
 	CodeParseError      = -32700
 	CodeInvalidRequest  = -32600
