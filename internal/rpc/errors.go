@@ -5,7 +5,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// sessionCodes maps the kinds of session errors to the codes of SPEC §12.
+// sessionCodes maps the kinds of session errors to the codes (docs/protocol.md,
+// "Error codes").
 var sessionCodes = map[session.Kind]int64{
 	session.Invalid:   jsonrpc.CodeInvalidParams,
 	session.NotFound:  jsonrpc.CodeSessionNotFound,
