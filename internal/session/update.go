@@ -6,7 +6,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
-// Update types of session/update (SPEC §7, §14).
+// Update types of session/update (docs/protocol.md, "session/update").
 const (
 	AgentMessageChunk = "agent_message_chunk"
 	AgentThoughtChunk = "agent_thought_chunk"
@@ -15,20 +15,22 @@ const (
 	ApprovalRequest   = "approval_request"
 	HistoryTrimmed    = "history_trimmed"
 	RequestResolved   = "request_resolved"
-	// Plan is update_plan's plan, whole, each time the model updates it (SPEC §21).
+	// Plan is update_plan's plan, whole, each time the model updates it
+	// (docs/protocol.md, "Tools").
 	Plan = "plan"
 	// UserMessage opens every turn with the prompt as the turn received it
-	// (attachment markers included), so other clients see what was asked (SPEC §18).
+	// (attachment markers included), so other clients see what was asked
+	// (docs/protocol.md, "Several clients on one session").
 	UserMessage = "user_message"
 	// SessionInfo tells every attached client the session's mode, model and title
 	// after session/set changed one; HistoryCompacted follows a session/compact that
 	// replaced the retained context. Neither belongs to a turn (no turnId). Usage
-	// follows every model call of a turn (SPEC §22).
+	// follows every model call of a turn (docs/protocol.md, "Session controls").
 	SessionInfo      = "session_info"
 	HistoryCompacted = "history_compacted"
 	UsageUpdate      = "usage"
 	// ToolProgress is a running tool's progress (an MCP server's progress
-	// notifications, SPEC §21).
+	// notifications, docs/protocol.md, "Tools from MCP servers").
 	ToolProgress = "tool_progress"
 )
 
@@ -75,8 +77,9 @@ type Update struct {
 	Message           string   `json:"message,omitzero"`
 }
 
-// ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
-// question in request_resolved when another client answered first.
+// ElicitParams are the params of elicitation/create (docs/protocol.md,
+// "elicitation/create"). RequestID names the question in request_resolved when
+// another client answered first.
 type ElicitParams struct {
 	SessionID       string         `json:"sessionId"`
 	Mode            string         `json:"mode"`
