@@ -9,8 +9,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Bounds of the update queue, the same as the daemon's per-connection queue (SPEC
-// §15): whichever fills first.
+// Bounds of the update queue, the same as the daemon's per-connection queue
+// (docs/protocol.md, "Delivery"): whichever fills first.
 const (
 	DefaultQueueFrames = 2048
 	DefaultQueueBytes  = 4 << 20

@@ -62,11 +62,12 @@ type Turn struct {
 	// CallID, when set, renames each tool call the model makes before anything sees
 	// it: providers' ids are unique only within one model call or turn. The
 	// provider's own id stays beside it (ToolCall.ProviderID): the model is sent
-	// that one back (SPEC §23).
+	// that one back (docs/protocol.md, "Remote providers").
 	CallID func(providerID string) string
 	// Controls, when set, is asked before every model call for the model and the
 	// autonomy to use from that call on (session/set applies from the next model
-	// call, SPEC §22); else Model and Autonomy hold for the whole turn.
+	// call, docs/protocol.md, "Session controls"); else Model and Autonomy hold for
+	// the whole turn.
 	Controls func() (model, autonomy string)
 	// Used, when set, is told each model call's usage as the call ends.
 	Used func(u llm.Usage)
@@ -85,10 +86,10 @@ type Outcome struct {
 // Run runs the turn until the model stops, the step limit, ctx ends (cancelled), or
 // the provider fails.
 //
-// The turn's text is everything it streams as visible text (SPEC §20): when a model
-// call's text follows visible text of an earlier call of the turn, one "\n\n" piece
-// goes between them, so text before a tool call is neither lost nor glued onto the
-// next answer.
+// The turn's text is everything it streams as visible text (docs/protocol.md,
+// "session/prompt"): when a model call's text follows visible text of an earlier call
+// of the turn, one "\n\n" piece goes between them, so text before a tool call is
+// neither lost nor glued onto the next answer.
 func Run(ctx context.Context, t Turn) Outcome {
 	msgs := append(make([]llm.Message, 0, len(t.Context)+8), t.Context...)
 	add := func(m llm.Message) {
@@ -142,8 +143,9 @@ func Run(ctx context.Context, t Turn) Outcome {
 			t.Used(res.Usage)
 		}
 		if ctx.Err() != nil {
-			// What the user saw of the answer stays the assistant's message (SPEC
-			// §23), so the next prompt follows it rather than merging into this one.
+			// What the user saw of the answer stays the assistant's message
+			// (docs/protocol.md, "Remote providers"),
+			// so the next prompt follows it rather than merging into this one.
 			if shownFrom >= 0 {
 				add(llm.Message{Role: llm.RoleAssistant, Text: said.String()[shownFrom:]})
 			}

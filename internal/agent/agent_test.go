@@ -215,7 +215,8 @@ func TestTurns(t *testing.T) {
 				t.Errorf("streamed %s, want %s", got, tt.chunks)
 			}
 			if out.StopReason != Error {
-				// SPEC §20: the result's text is exactly what streamed.
+				// docs/protocol.md, "session/prompt": the result's text is exactly
+				// what streamed.
 				var all strings.Builder
 				for _, d := range h.deltas {
 					if !d.Thought {
@@ -312,9 +313,9 @@ func TestEveryModelCallSeesTheWholeContextSoFar(t *testing.T) {
 	}
 }
 
-// SPEC §23: a turn cancelled after visible output keeps what streamed of the
-// cancelled call as the assistant's message, recorded like any other; thoughts
-// alone leave none.
+// docs/protocol.md, "Remote providers": a turn cancelled after visible output keeps
+// what streamed of the cancelled call as the assistant's message, recorded like any
+// other; thoughts alone leave none.
 func TestACancelAfterOutputKeepsItAsTheAssistantsMessage(t *testing.T) {
 	for _, tt := range []struct {
 		name   string

@@ -12,8 +12,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// The config family (SPEC §6, §11, and the seed's "Atomic configuration writes"),
-// and the pairing family (pairing.go).
+// The config family (docs/protocol.md, "Configuration", "config/set" and
+// "config/set-many"), and the pairing family (pairing.go).
 
 // configMethods returns the config and pairing methods. A Server built without a
 // config store or pairings gets in-memory ones here, before it serves: the

@@ -6,7 +6,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// sessionCodes maps the kinds of session errors to the codes of SPEC §12.
+// sessionCodes maps the kinds of session errors to the codes (docs/protocol.md,
+// "Error codes").
 var sessionCodes = map[session.Kind]int64{
 	session.Invalid:   jsonrpc.CodeInvalidParams,
 	session.NotFound:  protocol.CodeSessionNotFound,

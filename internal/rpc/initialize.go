@@ -94,7 +94,7 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 	}, nil
 }
 
-// newInstanceID makes the id of one daemon start (SPEC §18): a client that sees it
-// change across a reconnect knows the daemon restarted, and that turns running
-// before were interrupted rather than still streaming.
+// newInstanceID makes the id of one daemon start (docs/protocol.md, "initialize"): a
+// client that sees it change across a reconnect knows the daemon restarted, and that
+// turns running before were interrupted rather than still streaming.
 func newInstanceID() string { return "inst_" + rand.Text() }

@@ -17,7 +17,8 @@ import (
 // Options.ClientToolTimeout is not set (rpc.client_tool_timeout_secs).
 const ClientToolTimeout = 120 * time.Second
 
-// ClientToolDef is one tool a connection serves for a session (SPEC §21).
+// ClientToolDef is one tool a connection serves for a session (docs/protocol.md,
+// "tool/call").
 type ClientToolDef struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`

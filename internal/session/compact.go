@@ -13,8 +13,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// session/compact (SPEC §22): the session's own model summarises the retained
-// context, and the summary replaces it when it is smaller.
+// session/compact (docs/protocol.md, "session/compact"): the session's own model
+// summarises the retained context, and the summary replaces it when it is smaller.
 
 // Limits of a compaction.
 const (

@@ -60,13 +60,13 @@ func (h *hooks) Plan(entries []tool.PlanEntry) {
 	h.s.publish(u)
 }
 
-// Message records each message of the model context as it happens (SPEC §9): the
-// prompt opened the turn (beginTurn stored it before the model was called), every
-// later message is a checkpoint event of its own, so a crash loses at most the one
-// being written. An answer without tool calls ends the turn: it is held and stored
-// with the turn's end, in the same write (commitTurn), unless another message
-// follows it, which stores it first. A checkpoint that cannot be stored ends the
-// turn (storage.go).
+// Message records each message of the model context as it happens (docs/protocol.md,
+// "Durable sessions"): the prompt opened the turn (beginTurn stored it before the
+// model was called), every later message is a checkpoint event of its own, so a crash
+// loses at most the one being written. An answer without tool calls ends the turn: it
+// is held and stored with the turn's end, in the same write (commitTurn), unless
+// another message follows it, which stores it first. A checkpoint that cannot be
+// stored ends the turn (storage.go).
 func (h *hooks) Message(m llm.Message) {
 	if h.turn.promptStored { // the prompt: stored before the model was called
 		h.turn.promptStored = false
@@ -104,9 +104,10 @@ func (h *hooks) store(m llm.Message) {
 	h.turn.stored(s, id)
 }
 
-// Approve asks the attached clients (SPEC §7): an approval_request update, then the
-// first session/approve wins; after the timeout the call is rejected. Either way
-// every client then learns the request is over through request_resolved.
+// Approve asks the attached clients (docs/protocol.md, "Turns and session/update"):
+// an approval_request update, then the first session/approve wins; after the timeout
+// the call is rejected. Either way every client then learns the request is over
+// through request_resolved.
 func (h *hooks) Approve(ctx context.Context, call llm.ToolCall) (bool, string) {
 	s := h.s
 	s.mu.Lock()
@@ -240,7 +241,7 @@ func toolEnv(s *Session, t *runningTurn) tool.Env {
 }
 
 // progress publishes a running call's progress as a tool_progress update of the
-// turn (SPEC §21).
+// turn (docs/protocol.md, "Tools from MCP servers").
 func (h *hooks) progress(callID string, p tool.Progress) {
 	u := h.update(ToolProgress)
 	u.ToolCallID, u.Message = callID, p.Message

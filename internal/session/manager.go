@@ -24,7 +24,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Limits of SPEC §7 and §9.
+// Limits (docs/protocol.md, "Limits").
 const (
 	MaxSessions     = 64
 	MaxQueued       = 32
@@ -41,13 +41,15 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	ElicitTimeout   time.Duration
 	// LagAfter is how long a connection may take no update of a session it is
-	// behind on before it is detached as lagged (SPEC §24); zero means LagAfter.
+	// behind on before it is detached as lagged (docs/protocol.md,
+	// "A daemon that runs for months"); zero means LagAfter.
 	LagAfter time.Duration
 	Logger   *slog.Logger
-	// Store keeps sessions durably (SPEC §9): transcripts, model context,
-	// checkpoints, the replay log. Required.
+	// Store keeps sessions durably (docs/protocol.md, "Durable sessions"):
+	// transcripts, model context, checkpoints, the replay log. Required.
 	Store *store.Store
-	// MCP runs the MCP servers agents use (SPEC §21); nil: none.
+	// MCP runs the MCP servers agents use (docs/protocol.md,
+	// "Tools from MCP servers"); nil: none.
 	MCP MCPTools
 	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
 	ClientToolTimeout func() time.Duration

@@ -72,7 +72,7 @@ func (t *runningTurn) stored(s *Session, id int64) {
 }
 
 // callID names the turn's next tool call "tc_<turn>_<n>": unique within the session
-// (SPEC §18), short enough for every provider's limit on ids.
+// (docs/protocol.md, "session/update"), short enough for every provider's limit on ids.
 func (t *runningTurn) callID(string) string {
 	t.calls++
 	return fmt.Sprintf("tc_%s_%d", strings.TrimPrefix(t.id, "turn_"), t.calls)

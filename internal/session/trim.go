@@ -9,10 +9,11 @@ import (
 )
 
 // trim keeps the retained model context within the agent's max_context_messages
-// (SPEC §9). Once it exceeds the limit, older messages leave it down to the low
-// water mark (lowWater), so that a session at its limit trims once every few
-// turns, not on every one (a trim is a store write and a history_trimmed update
-// its turn's answer waits for: SPEC §24's flat turn cost). The new snapshot starts
+// (docs/protocol.md, "Durable sessions"). Once it exceeds the limit, older messages
+// leave it down to the low water mark (lowWater), so that a session at its limit
+// trims once every few turns, not on every one (a trim is a store write and a
+// history_trimmed update its turn's answer waits for: the flat turn cost of
+// docs/protocol.md, "A daemon that runs for months"). The new snapshot starts
 // at a user message, so no tool result loses its call. The snapshot and the
 // checkpoint boundary it covers commit in one transaction, and only then is
 // history_trimmed sent; when the write fails nothing is sent and the context stays

@@ -67,8 +67,9 @@ type Update struct {
 	Message           string   `json:"message,omitzero"`
 }
 
-// ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
-// question in request_resolved when another client answered first.
+// ElicitParams are the params of elicitation/create (docs/protocol.md,
+// "elicitation/create"). RequestID names the question in request_resolved when
+// another client answered first.
 type ElicitParams struct {
 	SessionID       string         `json:"sessionId"`
 	Mode            string         `json:"mode"`

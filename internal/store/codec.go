@@ -25,10 +25,10 @@ type storedMessage struct {
 // produced, and a model can produce invalid JSON; a checkpoint must not be lost
 // over it.
 //
-// ProviderID is the id the provider gave the call (SPEC §23), beside the daemon's
-// own ID: absent in rows stored before it was kept, and where the provider gave
-// none. The model context is rebuilt from it, so a session restored from these rows
-// sends the model the ids it produced.
+// ProviderID is the id the provider gave the call (docs/protocol.md,
+// "Remote providers"), beside the daemon's own ID: absent in rows stored before it
+// was kept, and where the provider gave none. The model context is rebuilt from it,
+// so a session restored from these rows sends the model the ids it produced.
 type storedCall struct {
 	ID         string `json:"id"`
 	ProviderID string `json:"provider_id,omitzero"`

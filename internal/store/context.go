@@ -157,7 +157,7 @@ func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []
 	}
 	// Each candidate's turn is looked up by its key: a NOT IN over the session's
 	// running turns read every turn the session ever had, on every trim (the turn
-	// cost grew with the history: SPEC §24).
+	// cost grew with the history: docs/protocol.md, "A daemon that runs for months").
 	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
 		AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1 AND t.turn_id = checkpoints.turn_id AND t.state = 'running')`,
 		sessionID, boundary); err != nil {
@@ -188,7 +188,8 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 		}
 		// Counted in SQL, not read row by row: a session at its limit trims on
 		// every turn, and reading its whole kept context back was most of what a
-		// turn cost once it got there (SPEC §24). kept increases, and its ids are
+		// turn cost once it got there (docs/protocol.md,
+		// "A daemon that runs for months"). kept increases, and its ids are
 		// ones the session stored: they are the session's checkpoints from kept[0]
 		// on when as many are stored from kept[0] on, the first being kept[0] and the
 		// last the last of kept.

@@ -9,8 +9,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// Names of the write operations of session controls (SPEC §22), as passed to
-// Options.FailWrites.
+// Names of the write operations of session controls (docs/protocol.md,
+// "Session controls"), as passed to Options.FailWrites.
 const (
 	OpControls = "controls"
 	OpUsage    = "usage"

@@ -1,5 +1,5 @@
-// Package store owns sessions.db, the durable side of sessions (SPEC §9, §14; the
-// seed's "ACP durable lifecycle"). Per session it keeps:
+// Package store owns sessions.db, the durable side of sessions (docs/protocol.md,
+// "Durable sessions" and "session/attach"). Per session it keeps:
 //
 //   - a row: owner, agent, workspace, interaction_surface, timestamps, the kill
 //     tombstone, the reserved seq mark;

@@ -6,9 +6,9 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// SPEC §23: each checkpoint keeps the provider's id of a call beside the daemon's,
-// through the checkpoints, a snapshot and a reopened store; rows stored before it
-// was kept read back without one.
+// docs/protocol.md, "Remote providers": each checkpoint keeps the provider's id of a
+// call beside the daemon's, through the checkpoints, a snapshot and a reopened store;
+// rows stored before it was kept read back without one.
 func TestTheProvidersCallIDsAreKeptBesideTheDaemons(t *testing.T) {
 	path := t.TempDir() + "/s.db"
 	s := openAt(t, path)

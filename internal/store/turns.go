@@ -28,9 +28,10 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt 
 	return s.BeginTurnFor(ctx, sessionID, turnID, "", prompt)
 }
 
-// BeginTurnFor is BeginTurn for the turn that answers operationID (SPEC §18): the id
-// is kept with the turn in the same transaction, and the session's oldest ids beyond
-// MaxOperations are forgotten. An empty operationID is BeginTurn.
+// BeginTurnFor is BeginTurn for the turn that answers operationID (docs/protocol.md,
+// "session/prompt"): the id is kept with the turn in the same transaction, and the
+// session's oldest ids beyond MaxOperations are forgotten. An empty operationID is
+// BeginTurn.
 func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID string, prompt llm.Message) (int64, error) {
 	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, nil, nil)
 }
@@ -246,12 +247,12 @@ func (s *Store) endTurnWith(ctx context.Context, sessionID, turnID string, final
 }
 
 // InterruptTurn finishes a running turn that cannot go on because storing its
-// progress failed (SPEC §16), as Recover does after a crash: in one transaction the
-// checkpoints it did store join the visible transcript, then one marker row
-// (RoleMarker, Interrupted) whose text is reason, and the turn is marked
-// interrupted. The model context needs no change: the stored checkpoints are in it.
-// A turn that has already ended changes nothing and returns nil, so a caller may
-// retry after an error. ErrNotFound when there is no such turn.
+// progress failed (docs/protocol.md, "Storage failures"), as Recover does after a
+// crash: in one transaction the checkpoints it did store join the visible transcript,
+// then one marker row (RoleMarker, Interrupted) whose text is reason, and the turn is
+// marked interrupted. The model context needs no change: the stored checkpoints are
+// in it. A turn that has already ended changes nothing and returns nil, so a caller
+// may retry after an error. ErrNotFound when there is no such turn.
 func (s *Store) InterruptTurn(ctx context.Context, sessionID, turnID, reason string) error {
 	return s.write(ctx, OpInterrupt, func(tx *sql.Tx) error {
 		state, err := s.turnState(ctx, tx, sessionID, turnID)

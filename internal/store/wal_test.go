@@ -51,7 +51,8 @@ func storeTurn(t *testing.T, s *Store, sid string, i int, reply string, seq *uin
 
 // TestTheWALStaysBoundedUnderContinuousTurnsAndEmptiesOnceWritesPause: 3,000 turns
 // written back to back never take the WAL file past 8 MiB plus one turn's writes,
-// and once the writes pause it is truncated (SPEC §24). Before, only PASSIVE
+// and once the writes pause it is truncated (docs/protocol.md,
+// "A daemon that runs for months"). Before, only PASSIVE
 // checkpoints ran, which never leave the WAL wholly copied while writes keep
 // coming, and SQLite starts a WAL over only when it is: it grew with every turn.
 func TestTheWALStaysBoundedUnderContinuousTurnsAndEmptiesOnceWritesPause(t *testing.T) {
@@ -83,7 +84,7 @@ func TestTheWALStaysBoundedUnderContinuousTurnsAndEmptiesOnceWritesPause(t *test
 
 // TestDeletingASessionGivesItsSpaceBack: session/delete frees the session's pages,
 // and the incremental vacuum that follows gives them back to the file system
-// (SPEC §24).
+// (docs/protocol.md, "A daemon that runs for months").
 func TestDeletingASessionGivesItsSpaceBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s := openAt(t, path)

@@ -10,7 +10,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// Statuses and priorities of a plan entry (SPEC §21; ACP's PlanEntry).
+// Statuses and priorities of a plan entry (docs/protocol.md, "Tools"; ACP's PlanEntry).
 const (
 	PlanPending    = "pending"
 	PlanInProgress = "in_progress"

@@ -64,7 +64,7 @@ type Result struct {
 	Diff *Diff
 }
 
-// Diff is a changed file as a whole, before and after (SPEC §21).
+// Diff is a changed file as a whole, before and after (docs/protocol.md, "Tools").
 type Diff struct {
 	Path    string  `json:"path"`             // absolute
 	OldText *string `json:"oldText,omitzero"` // nil for a file the call created
