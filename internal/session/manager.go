@@ -47,6 +47,8 @@ type Options struct {
 	Store *store.Store
 	// MCP runs the MCP servers agents use (SPEC §21); nil: none.
 	MCP MCPTools
+	// Memory is the agents' memories (memory.go); nil: none.
+	Memory Memory
 	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
 	ClientToolTimeout func() time.Duration
 	// SeqBlock is how many update seqs one durable reservation covers; zero means

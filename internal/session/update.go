@@ -34,6 +34,9 @@ const (
 	// ToolProgress is a running tool's progress (an MCP server's progress
 	// notifications, SPEC §21).
 	ToolProgress = "tool_progress"
+	// MemoryRecalled says which memories a turn's recall put in front of its user
+	// message in the provider request (docs/protocol.md, "Memory").
+	MemoryRecalled = "memory_recalled"
 )
 
 // Update is the params of one session/update notification. Which fields are set
@@ -58,8 +61,9 @@ type Update struct {
 	Locations []tool.Location `json:"locations,omitzero"`
 	// Diff is the file a tool_result of write_file or edit_file changed.
 	Diff *tool.Diff `json:"diff,omitzero"`
-	// Entries is the plan of a plan update (never nil there).
-	Entries []tool.PlanEntry `json:"entries,omitzero"`
+	// Entries is the plan of a plan update ([]tool.PlanEntry, never nil there) or
+	// what a memory_recalled update recalled ([]memory.Entry).
+	Entries any `json:"entries,omitzero"`
 
 	// session_info (all three always present).
 	Mode  *string `json:"mode,omitzero"`

@@ -200,3 +200,25 @@ INSERT INTO turns_v8 (session_id, turn_id, state, started_at)
     SELECT session_id, turn_id, state, started_at FROM turns;
 DROP TABLE turns;
 ALTER TABLE turns_v8 RENAME TO turns;
+
+-- +migration 9: memories (docs/protocol.md, "Memory")
+-- A memory belongs to an agent and its owner principal. The integer key is the
+-- rowid the full-text index refers to (memories_fts, created at start by
+-- EnsureMemoryIndex with the triggers that keep it in step, so that a missing or
+-- corrupt index is rebuilt from this table); id is the name clients see. A key is
+-- unique per agent and owner: a memory stored again under its key replaces it.
+CREATE TABLE memories (
+    num             INTEGER PRIMARY KEY,
+    id              TEXT    NOT NULL UNIQUE,
+    agent           TEXT    NOT NULL,
+    owner           TEXT    NOT NULL,
+    key             TEXT,
+    content         TEXT    NOT NULL,
+    tags            TEXT    NOT NULL DEFAULT '',   -- space-separated
+    created         INTEGER NOT NULL,
+    updated         INTEGER NOT NULL,
+    embedding       BLOB,                          -- little-endian float32s
+    embedding_model TEXT
+) STRICT;
+CREATE UNIQUE INDEX memories_by_key ON memories(agent, owner, key) WHERE key IS NOT NULL;
+CREATE INDEX memories_by_scope ON memories(agent, owner, num);

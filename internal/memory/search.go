@@ -1,0 +1,206 @@
+package memory
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+)
+
+// Scored is a memory a search found, with its score in [0, 1].
+type Scored struct {
+	Memory
+	Score float64
+}
+
+// maxQueryTerms bounds the words of a query that the keyword search uses.
+const maxQueryTerms = 32
+
+// ftsQuery turns free text into an FTS5 query: each distinct word (a run of
+// letters and digits) quoted, any of them matching. "" when there is no word.
+func ftsQuery(text string) string {
+	seen := map[string]bool{}
+	var b strings.Builder
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
+	}) {
+		if seen[w] || len(seen) == maxQueryTerms {
+			continue
+		}
+		seen[w] = true
+		if b.Len() > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString(`"` + w + `"`)
+	}
+	return b.String()
+}
+
+// Search scores the memories of agent and owner (every owner's when owner is "")
+// against query and returns the best limit with a score above 0, best first.
+//
+// The keyword score is the memory's BM25 over that of the best keyword match (so
+// the best is 1). With embeddings on, the vector score is the cosine similarity of
+// the query's and the memory's embeddings (negative counts as 0), and a memory's
+// score is 0.7 vector + 0.3 keyword; without them, or when the query cannot be
+// embedded, it is the keyword score. Either way it is multiplied by
+// 0.5^(age / half_life_days), age counted from the memory's last update.
+func (s *Service) Search(ctx context.Context, agent, owner, query string, limit int) ([]Scored, error) {
+	cfg := s.conf().Memory
+	type cand struct {
+		m       store.Memory
+		kw, vec float64
+	}
+	cands := map[string]*cand{}
+	if match := ftsQuery(query); match != "" {
+		hits, err := s.st.SearchMemories(ctx, agent, owner, match, keywordCandidates)
+		if err != nil {
+			return nil, err
+		}
+		best := 0.0
+		for _, h := range hits {
+			best = max(best, h.BM25)
+		}
+		for _, h := range hits {
+			kw := 1.0
+			if best > 0 {
+				kw = h.BM25 / best
+			}
+			cands[h.ID] = &cand{m: h.Memory, kw: kw}
+		}
+	}
+	vectors := false
+	if e := s.embedder(); e != nil && strings.TrimSpace(query) != "" {
+		q, err := s.embed(ctx, e, []string{query})
+		if err != nil {
+			s.log.Warn("embedding a memory query failed; searching by keyword only", "agent", agent, "err", err)
+		} else {
+			near, err := s.vectors.nearest(ctx, s, scope{agent: agent, owner: owner, model: e.model}, q[0], keywordCandidates)
+			if err != nil {
+				return nil, err
+			}
+			vectors = true
+			for _, n := range near {
+				if c, ok := cands[n.m.ID]; ok {
+					c.vec = n.sim
+				} else {
+					cands[n.m.ID] = &cand{m: n.m, vec: n.sim}
+				}
+			}
+		}
+	}
+	now := s.now()
+	halfLife := float64(cfg.HalfLife()) * 24 * float64(time.Hour)
+	out := make([]Scored, 0, len(cands))
+	for _, c := range cands {
+		score := c.kw
+		if vectors {
+			score = VectorWeight*c.vec + KeywordWeight*c.kw
+		}
+		if age := now.Sub(c.m.Updated); age > 0 {
+			score *= math.Exp2(-float64(age) / halfLife)
+		}
+		if score <= 0 {
+			continue
+		}
+		m := fromStore(c.m)
+		m.Embedded = m.Embedded || (vectors && c.vec != 0)
+		out = append(out, Scored{Memory: m, Score: math.Min(score, 1)})
+	}
+	slices.SortFunc(out, func(a, b Scored) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Entry is one recalled memory as the memory_recalled update names it.
+type Entry struct {
+	ID    string  `json:"id"`
+	Key   string  `json:"key,omitzero"`
+	Score float64 `json:"score"`
+}
+
+// Recalled is what a turn recalled: the entries and the block put in front of the
+// user message in the provider request ("" when nothing was recalled).
+type Recalled struct {
+	Entries []Entry
+	Prefix  string
+}
+
+// Recall is the recall of one turn: the memories of agent and owner matching the
+// user's message, at most recall_limit of them scoring at least min_score, each
+// cut to RecallEach characters and all to RecallTotal, as the block
+//
+//	[Memory context]
+//	- <key or id>: <content>
+//	…
+//	[/Memory context]
+//
+// followed by an empty line. Nothing recalled (or memory off): a zero Recalled.
+func (s *Service) Recall(ctx context.Context, agent, owner, message string) (Recalled, error) {
+	cfg := s.conf().Memory
+	if !cfg.IsEnabled() {
+		return Recalled{}, nil
+	}
+	found, err := s.Search(ctx, agent, owner, message, cfg.Limit())
+	if err != nil {
+		return Recalled{}, err
+	}
+	var r Recalled
+	var b strings.Builder
+	left := RecallTotal
+	for _, f := range found {
+		if f.Score < cfg.Threshold() || left == 0 {
+			break
+		}
+		text := cut(f.Content, min(RecallEach, left))
+		left -= utf8.RuneCountInString(text)
+		if b.Len() == 0 {
+			b.WriteString("[Memory context]\n")
+		}
+		label := f.Key
+		if label == "" {
+			label = f.ID
+		}
+		b.WriteString("- " + label + ": " + text + "\n")
+		r.Entries = append(r.Entries, Entry{ID: f.ID, Key: f.Key, Score: round(f.Score)})
+	}
+	if len(r.Entries) > 0 {
+		b.WriteString("[/Memory context]\n\n")
+		r.Prefix = b.String()
+	}
+	return r, nil
+}
+
+// cut returns the first n characters of s.
+func cut(s string, n int) string {
+	i := 0
+	for at := range s {
+		if i == n {
+			return s[:at]
+		}
+		i++
+	}
+	return s
+}
+
+// round keeps four decimals of a score, which is all a reader needs.
+func round(f float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'f', 4, 64), 64)
+	return r
+}
