@@ -24,7 +24,7 @@ type vectorCache struct {
 }
 
 type vectorScope struct {
-	byID map[string]int // index in items
+	byID  map[string]int // index in items
 	items []vectorItem
 }
 
