@@ -251,10 +251,10 @@ func (s *Store) ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, str
 // SearchMemories runs the FTS5 query match over the memories of agent and owner
 // (every owner's when owner is "") and returns the best limit by BM25.
 func (s *Store) SearchMemories(ctx context.Context, agent, owner, match string, limit int) ([]MemoryHit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT m.num, m.id, m.agent, m.owner, m.key, m.content, m.tags, m.created, m.updated, -f.rank
-		FROM memories_fts f JOIN memories m ON m.num = f.rowid
-		WHERE f MATCH ? AND m.agent = ? AND (? = '' OR m.owner = ?)
-		ORDER BY f.rank LIMIT ?`, match, agent, owner, owner, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT m.num, m.id, m.agent, m.owner, m.key, m.content, m.tags, m.created, m.updated, -memories_fts.rank
+		FROM memories_fts JOIN memories m ON m.num = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.agent = ? AND (? = '' OR m.owner = ?)
+		ORDER BY memories_fts.rank LIMIT ?`, match, agent, owner, owner, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: searching memories: %w", err)
 	}
