@@ -63,6 +63,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	elicit   bool           // the editor declared form elicitation
+	thoughts bool           // the editor asked for thoughts (ThoughtsMeta, memory.go)
 	d        *client.Client // nil before the first request and after it ended
 	stale    bool           // d lagged behind: the next request dials a new connection
 	retired  []*client.Client
@@ -272,6 +273,7 @@ func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Val
 			Elicitation *struct {
 				Form jsontext.Value `json:"form"`
 			} `json:"elicitation"`
+			Meta map[string]jsontext.Value `json:"_meta"`
 		} `json:"clientCapabilities"`
 	}
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
@@ -284,6 +286,7 @@ func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Val
 	e := p.ClientCapabilities.Elicitation
 	b.mu.Lock()
 	b.elicit = e != nil && len(e.Form) > 0 && string(e.Form) != "null"
+	b.thoughts = string(p.ClientCapabilities.Meta[ThoughtsMeta]) == "true"
 	b.mu.Unlock()
 	if _, err := b.daemon(ctx); err != nil {
 		return nil, err
