@@ -134,7 +134,7 @@ type Memory struct {
 
 func fromStore(m store.Memory) Memory {
 	return Memory{ID: m.ID, Agent: m.Agent, Owner: m.Owner, Key: m.Key, Content: m.Content, Tags: m.Tags,
-		Created: m.Created, Updated: m.Updated, Embedded: m.Embedding != nil}
+		Created: m.Created, Updated: m.Updated, Embedded: m.EmbeddingModel != ""}
 }
 
 // PutParams are a memory to store.

@@ -30,7 +30,7 @@ func ftsQuery(text string) string {
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	}) {
-		if seen[w] || len(seen) == maxQueryTerms {
+		if seen[w] || stopWords[w] || len(seen) == maxQueryTerms {
 			continue
 		}
 		seen[w] = true
@@ -41,6 +41,21 @@ func ftsQuery(text string) string {
 	}
 	return b.String()
 }
+
+// stopWords are the English words too common to tell memories apart: a query's
+// "the" would otherwise find every memory that has one, and the best of those
+// would score 1.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about after all also am an and any are as at be been before but by can
+		could did do does doing done for from had has have he her here him his how i if in into is it its
+		just let me more most my no not now of on or our out over she so some than that the their them then
+		there these they this those to too up us very was we were what when where which who whom why will
+		with would you your s t d ll m re ve`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // Search scores the memories of agent and owner (every owner's when owner is "")
 // against query and returns the best limit with a score above 0, best first.

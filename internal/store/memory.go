@@ -23,8 +23,9 @@ const (
 	OpMemoryEmbed  = "memory_embed"
 )
 
-// Memory is one stored memory. Embedding is nil when it has none (or when a
-// listing did not read it).
+// Memory is one stored memory. EmbeddingModel is the model of its embedding (""
+// when it has none); Embedding is nil when it has none or when a query did not
+// read it.
 type Memory struct {
 	ID             string
 	Agent          string
@@ -106,17 +107,17 @@ func (s *Store) remakeMemoryIndex(ctx context.Context, cause error) error {
 	return nil
 }
 
-const memoryColumns = "num, id, agent, owner, key, content, tags, created, updated"
+const memoryColumns = "num, id, agent, owner, key, content, tags, created, updated, embedding_model"
 
 func scanMemory(sc interface{ Scan(...any) error }, extra ...any) (Memory, int64, error) {
 	var m Memory
 	var num, created, updated int64
-	var key sql.NullString
+	var key, model sql.NullString
 	var tags string
-	if err := sc.Scan(append([]any{&num, &m.ID, &m.Agent, &m.Owner, &key, &m.Content, &tags, &created, &updated}, extra...)...); err != nil {
+	if err := sc.Scan(append([]any{&num, &m.ID, &m.Agent, &m.Owner, &key, &m.Content, &tags, &created, &updated, &model}, extra...)...); err != nil {
 		return Memory{}, 0, err
 	}
-	m.Key, m.Tags = key.String, splitTags(tags)
+	m.Key, m.Tags, m.EmbeddingModel = key.String, splitTags(tags), model.String
 	m.Created, m.Updated = fromMS(created), fromMS(updated)
 	return m, num, nil
 }
@@ -251,7 +252,7 @@ func (s *Store) ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, str
 // SearchMemories runs the FTS5 query match over the memories of agent and owner
 // (every owner's when owner is "") and returns the best limit by BM25.
 func (s *Store) SearchMemories(ctx context.Context, agent, owner, match string, limit int) ([]MemoryHit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT m.num, m.id, m.agent, m.owner, m.key, m.content, m.tags, m.created, m.updated, -memories_fts.rank
+	rows, err := s.r.QueryContext(ctx, `SELECT m.num, m.id, m.agent, m.owner, m.key, m.content, m.tags, m.created, m.updated, m.embedding_model, -memories_fts.rank
 		FROM memories_fts JOIN memories m ON m.num = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.agent = ? AND (? = '' OR m.owner = ?)
 		ORDER BY memories_fts.rank LIMIT ?`, match, agent, owner, owner, limit)
