@@ -19,8 +19,8 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
