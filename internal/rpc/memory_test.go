@@ -134,3 +134,18 @@ func TestMemoryMethodsNeedTheirGrants(t *testing.T) {
 		t.Errorf("dave's memory/list of agent default: %v", e)
 	}
 }
+
+func TestToolsListShowsTheMemoryTools(t *testing.T) {
+	s := newConfServer(t, memoryRoster)
+	alice := s.as(4242).peer(t, "")
+	readOnly := map[string]any{}
+	for _, e := range alice.must("tools/list", `{"agentAlias":"full"}`)["tools"].([]any) {
+		m := e.(map[string]any)
+		if strings.HasPrefix(m["name"].(string), "memory_") {
+			readOnly[m["name"].(string)] = m["readOnly"]
+		}
+	}
+	if readOnly["memory_store"] != false || readOnly["memory_forget"] != false || readOnly["memory_recall"] != true {
+		t.Fatalf("memory tools in tools/list: %v", readOnly)
+	}
+}
