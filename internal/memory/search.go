@@ -19,27 +19,72 @@ type Scored struct {
 	Score float64
 }
 
-// maxQueryTerms bounds the words of a query that the keyword search uses.
+// maxQueryTerms bounds the words of a query that the keyword search looks up.
 const maxQueryTerms = 32
 
-// ftsQuery turns free text into an FTS5 query: each distinct word (a run of
-// letters and digits) quoted, any of them matching. "" when there is no word.
-func ftsQuery(text string) string {
+// termBudget bounds the keyword search's work: it uses a query's words from the
+// rarest on while the memories holding them add up to at most this many, so that
+// BM25 ranks a few thousand memories, not every one holding a common word. The
+// rarest word is used whatever its count, unless it alone is in more than
+// commonTerm memories: a word that common tells nothing (as the stop words).
+const (
+	termBudget = 4096
+	commonTerm = 16384
+)
+
+// queryTerms are the distinct words of text (lowercased runs of letters and
+// digits) less the stop words, at most maxQueryTerms.
+func queryTerms(text string) []string {
 	seen := map[string]bool{}
-	var b strings.Builder
+	var terms []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	}) {
-		if seen[w] || stopWords[w] || len(seen) == maxQueryTerms {
+		if seen[w] || stopWords[w] || len(terms) == maxQueryTerms {
 			continue
 		}
 		seen[w] = true
+		terms = append(terms, w)
+	}
+	return terms
+}
+
+// ftsQuery is the FTS5 query of the terms worth searching (see termBudget), any of
+// them matching; "" when none is.
+func (s *Service) ftsQuery(ctx context.Context, text string) (string, error) {
+	terms := queryTerms(text)
+	counts, err := s.st.MemoryTermCounts(ctx, terms)
+	if err != nil {
+		return "", err
+	}
+	terms = slices.DeleteFunc(terms, func(t string) bool { _, held := counts[t]; return !held && isPlain(t) })
+	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
+	var b strings.Builder
+	spent := 0
+	for i, t := range terms {
+		n := counts[t]
+		if (i > 0 && spent+n > termBudget) || n > commonTerm {
+			break
+		}
+		spent += n
 		if b.Len() > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteString(`"` + w + `"`)
+		b.WriteString(`"` + t + `"`)
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// isPlain reports whether the index would store t as it is (ASCII), so that a
+// count of none means no memory has it; a word with other letters may be stored
+// folded (é as e) and is searched whatever its count says.
+func isPlain(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // stopWords are the English words too common to tell memories apart: a query's
@@ -73,7 +118,11 @@ func (s *Service) Search(ctx context.Context, agent, owner, query string, limit 
 		kw, vec float64
 	}
 	cands := map[string]*cand{}
-	if match := ftsQuery(query); match != "" {
+	match, err := s.ftsQuery(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if match != "" {
 		hits, err := s.st.SearchMemories(ctx, agent, owner, match, keywordCandidates)
 		if err != nil {
 			return nil, err

@@ -52,6 +52,7 @@ type MemoryHit struct {
 const memoryIndexSQL = `
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     content, key, tags, content='memories', content_rowid='num', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_terms USING fts5vocab(memories_fts, 'row');
 CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts(rowid, content, key, tags) VALUES (new.num, new.content, new.key, new.tags);
 END;
@@ -94,7 +95,7 @@ func (s *Store) EnsureMemoryIndex(ctx context.Context) (string, error) {
 
 // remakeMemoryIndex drops the index with its shadow tables and makes it again.
 func (s *Store) remakeMemoryIndex(ctx context.Context, cause error) error {
-	drop := `DROP TABLE IF EXISTS memories_fts;`
+	drop := `DROP TABLE IF EXISTS memories_fts_terms; DROP TABLE IF EXISTS memories_fts;`
 	for _, shadow := range []string{"data", "idx", "content", "docsize", "config"} {
 		drop += "DROP TABLE IF EXISTS memories_fts_" + shadow + ";"
 	}
@@ -379,4 +380,36 @@ func (s *Store) MemoryDimension(ctx context.Context, model string) (int, error) 
 		return 0, fmt.Errorf("store: reading the size of memory embeddings: %w", err)
 	}
 	return int(n.Int64), nil
+}
+
+// MemoryTermCounts returns, for each of terms (lowercase words) that the index
+// holds, how many memories (of every agent) contain it.
+func (s *Store) MemoryTermCounts(ctx context.Context, terms []string) (map[string]int, error) {
+	out := make(map[string]int, len(terms))
+	if len(terms) == 0 {
+		return out, nil
+	}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, "SELECT doc FROM memories_fts_terms WHERE term = ?")
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, t := range terms {
+			var n int
+			err := st.QueryRowContext(ctx, t).Scan(&n)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[t] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: counting memory terms: %w", err)
+	}
+	return out, nil
 }
