@@ -24,12 +24,13 @@ const maxQueryTerms = 32
 
 // termBudget bounds the keyword search's work: it uses a query's words from the
 // rarest on while the memories holding them add up to at most this many, so that
-// BM25 ranks a few thousand memories, not every one holding a common word. The
-// rarest word is used whatever its count, unless it alone is in more than
-// commonTerm memories: a word that common tells nothing (as the stop words).
+// BM25 ranks a few hundred memories, not every one holding a common word (ranking
+// costs some microseconds a memory). The rarest word is used alone when it is in
+// more, unless it is in more than commonTerm: a word that common tells nothing, as
+// the stop words do not.
 const (
-	termBudget = 4096
-	commonTerm = 16384
+	termBudget = 256
+	commonTerm = 4096
 )
 
 // queryTerms are the distinct words of text (lowercased runs of letters and
@@ -53,11 +54,17 @@ func queryTerms(text string) []string {
 // them matching; "" when none is.
 func (s *Service) ftsQuery(ctx context.Context, text string) (string, error) {
 	terms := queryTerms(text)
-	counts, err := s.st.MemoryTermCounts(ctx, terms)
+	counts, err := s.st.MemoryTermCounts(ctx, terms, termBudget+1)
 	if err != nil {
 		return "", err
 	}
-	terms = slices.DeleteFunc(terms, func(t string) bool { _, held := counts[t]; return !held && isPlain(t) })
+	terms = slices.DeleteFunc(terms, func(t string) bool { return counts[t] == 0 })
+	if len(terms) > 0 && !slices.ContainsFunc(terms, func(t string) bool { return counts[t] <= termBudget }) {
+		// Every word is over the budget: count them further, for the rarest.
+		if counts, err = s.st.MemoryTermCounts(ctx, terms, commonTerm+1); err != nil {
+			return "", err
+		}
+	}
 	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
 	var b strings.Builder
 	spent := 0
@@ -73,18 +80,6 @@ func (s *Service) ftsQuery(ctx context.Context, text string) (string, error) {
 		b.WriteString(`"` + t + `"`)
 	}
 	return b.String(), nil
-}
-
-// isPlain reports whether the index would store t as it is (ASCII), so that a
-// count of none means no memory has it; a word with other letters may be stored
-// folded (é as e) and is searched whatever its count says.
-func isPlain(t string) bool {
-	for i := 0; i < len(t); i++ {
-		if t[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // stopWords are the English words too common to tell memories apart: a query's
