@@ -35,6 +35,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -193,6 +194,18 @@ func BenchmarkVectorRecall(b *testing.B) {
 	benchRecall(b, openService(b, filled(b, 10_000, 1536), cfg))
 }
 
+// fixedModel answers "ok" to everything and counts the requests whose last user
+// message carries a memory block.
+type fixedModel struct{ recalled atomic.Int64 }
+
+func (f *fixedModel) Stream(ctx context.Context, req provider.Request, emit func(provider.Delta)) (provider.Result, error) {
+	if m := req.Messages[len(req.Messages)-1]; strings.HasPrefix(m.Text, "[Memory context]") {
+		f.recalled.Add(1)
+	}
+	emit(provider.Delta{Text: "ok"})
+	return provider.Result{Text: "ok", Usage: provider.Usage{InputTokens: 1, OutputTokens: 1}}, nil
+}
+
 // BenchmarkTurnWithRecall runs echo turns on one session over a real socket,
 // alternating recall on and off ([memory] enabled), over 10,000 memories.
 func BenchmarkTurnWithRecall(b *testing.B) {
@@ -218,6 +231,11 @@ func BenchmarkTurnWithRecall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// A model whose answer does not depend on its prompt (the echo model would
+	// stream the recalled block back, a cost of the echo, not of the recall).
+	model := &fixedModel{}
+	agent, _ := catalog.Agent("default")
+	agent.Provider = model
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, Memory: mem})
 	sockDir, err := os.MkdirTemp("/tmp", "zcmb")
 	if err != nil {
@@ -294,6 +312,9 @@ func BenchmarkTurnWithRecall(b *testing.B) {
 	}
 	if len(without) == 0 {
 		return
+	}
+	if n := model.recalled.Load(); n == 0 || int(n) > len(with) {
+		b.Fatalf("%d of %d requests with recall on carried the memory block", n, len(with))
 	}
 	b.ReportMetric(p50(with), "p50-with-ms")
 	b.ReportMetric(p50(without), "p50-without-ms")

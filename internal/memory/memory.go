@@ -78,6 +78,7 @@ type Service struct {
 	now    func() time.Time
 
 	vectors vectorCache
+	terms   termCounts // the words' counts of memories (terms.go)
 	dimMu   sync.Mutex
 	dims    map[string]int // per embeddings model, the size of its vectors
 }
@@ -205,6 +206,7 @@ func (s *Service) Put(ctx context.Context, p PutParams) (Memory, error) {
 		}
 	}
 	out, _, err := s.st.PutMemory(ctx, m)
+	s.terms.wrote()
 	if err != nil {
 		return Memory{}, err
 	}
@@ -222,6 +224,7 @@ func (s *Service) Delete(ctx context.Context, id, owner string, admin bool) erro
 		owner = ""
 	}
 	m, err := s.st.DeleteMemory(ctx, id, owner)
+	s.terms.wrote()
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}

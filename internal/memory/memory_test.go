@@ -304,3 +304,15 @@ func TestAMissingOrDamagedIndexIsRebuiltAtStart(t *testing.T) {
 		st.Close()
 	}
 }
+
+func TestAWordNoMemoryHadIsFoundOnceOneHasIt(t *testing.T) {
+	s, _ := newService(t, config.Default(), store.Options{})
+	put(t, s, "alice", "apples are red", "")
+	if r, _ := s.Recall(context.Background(), "default", "alice", "quince"); len(r.Entries) != 0 {
+		t.Fatalf("recalled %v", r.Entries)
+	}
+	put(t, s, "alice", "a quince is yellow", "")
+	if r, _ := s.Recall(context.Background(), "default", "alice", "quince"); len(r.Entries) != 1 {
+		t.Fatalf("after storing it: %v", r.Entries)
+	}
+}

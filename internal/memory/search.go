@@ -54,14 +54,14 @@ func queryTerms(text string) []string {
 // them matching; "" when none is.
 func (s *Service) ftsQuery(ctx context.Context, text string) (string, error) {
 	terms := queryTerms(text)
-	counts, err := s.st.MemoryTermCounts(ctx, terms, termBudget+1)
+	counts, err := s.terms.get(ctx, s.now(), terms, termBudget+1, s.st.MemoryTermCounts)
 	if err != nil {
 		return "", err
 	}
 	terms = slices.DeleteFunc(terms, func(t string) bool { return counts[t] == 0 })
 	if len(terms) > 0 && !slices.ContainsFunc(terms, func(t string) bool { return counts[t] <= termBudget }) {
 		// Every word is over the budget: count them further, for the rarest.
-		if counts, err = s.st.MemoryTermCounts(ctx, terms, commonTerm+1); err != nil {
+		if counts, err = s.terms.get(ctx, s.now(), terms, commonTerm+1, s.st.MemoryTermCounts); err != nil {
 			return "", err
 		}
 	}
