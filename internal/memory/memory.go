@@ -37,8 +37,9 @@ const (
 	// VectorWeight and KeywordWeight mix the two scores when embeddings are on.
 	VectorWeight  = 0.7
 	KeywordWeight = 0.3
-	// keywordCandidates is how many keyword hits a search scores at most.
-	keywordCandidates = 50
+	// keywordCandidates is how many keyword hits, and how many vector hits, a search
+	// scores at least (four times the memories it returns when that is more).
+	keywordCandidates = 20
 )
 
 var tagPattern = regexp.MustCompile(`^[\p{L}\p{N}_.:/-]{1,64}$`)

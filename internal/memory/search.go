@@ -52,17 +52,17 @@ func queryTerms(text string) []string {
 
 // ftsQuery is the FTS5 query of the terms worth searching (see termBudget), any of
 // them matching; "" when none is.
-func (s *Service) ftsQuery(ctx context.Context, text string) (string, error) {
+func (s *Service) ftsQuery(ctx context.Context, text string) (match string, newest bool, err error) {
 	terms := queryTerms(text)
 	counts, err := s.terms.get(ctx, s.now(), terms, termBudget+1, s.st.MemoryTermCounts)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	terms = slices.DeleteFunc(terms, func(t string) bool { return counts[t] == 0 })
 	if len(terms) > 0 && !slices.ContainsFunc(terms, func(t string) bool { return counts[t] <= termBudget }) {
 		// Every word is over the budget: count them further, for the rarest.
 		if counts, err = s.terms.get(ctx, s.now(), terms, commonTerm+1, s.st.MemoryTermCounts); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
@@ -79,7 +79,7 @@ func (s *Service) ftsQuery(ctx context.Context, text string) (string, error) {
 		}
 		b.WriteString(`"` + t + `"`)
 	}
-	return b.String(), nil
+	return b.String(), spent > termBudget, nil
 }
 
 // stopWords are the English words too common to tell memories apart: a query's
@@ -113,12 +113,12 @@ func (s *Service) Search(ctx context.Context, agent, owner, query string, limit 
 		kw, vec float64
 	}
 	cands := map[string]*cand{}
-	match, err := s.ftsQuery(ctx, query)
+	match, newest, err := s.ftsQuery(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	if match != "" {
-		hits, err := s.st.SearchMemories(ctx, agent, owner, match, keywordCandidates)
+		hits, err := s.st.SearchMemories(ctx, agent, owner, match, max(4*limit, keywordCandidates), newest)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func (s *Service) Search(ctx context.Context, agent, owner, query string, limit 
 		if err != nil {
 			s.log.Warn("embedding a memory query failed; searching by keyword only", "agent", agent, "err", err)
 		} else {
-			near, err := s.vectors.nearest(ctx, s, scope{agent: agent, owner: owner, model: e.model}, q[0], keywordCandidates)
+			near, err := s.vectors.nearest(ctx, s, scope{agent: agent, owner: owner, model: e.model}, q[0], max(4*limit, keywordCandidates))
 			if err != nil {
 				return nil, err
 			}

@@ -119,6 +119,10 @@ const (
 		FROM memories_fts JOIN memories m ON m.num = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.agent = ? AND (? = '' OR m.owner = ?)
 		ORDER BY memories_fts.rank LIMIT ?`
+	qSearchNewest = `SELECT m.num, m.id, m.agent, m.owner, m.key, m.content, m.tags, m.created, m.updated, m.embedding_model, -memories_fts.rank
+		FROM memories_fts JOIN memories m ON m.num = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.agent = ? AND (? = '' OR m.owner = ?)
+		ORDER BY memories_fts.rowid DESC LIMIT ?`
 	qCountTerm = "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)"
 )
 
@@ -283,9 +287,15 @@ func (s *Store) ListMemories(ctx context.Context, f MemoryFilter) ([]Memory, str
 }
 
 // SearchMemories runs the FTS5 query match over the memories of agent and owner
-// (every owner's when owner is "") and returns the best limit by BM25.
-func (s *Store) SearchMemories(ctx context.Context, agent, owner, match string, limit int) ([]MemoryHit, error) {
-	st, err := s.readerStmt(ctx, qSearchMemories)
+// (every owner's when owner is "") and returns the best limit by BM25; with
+// newest, the newest limit that match, with their BM25 (which then costs limit
+// computations, not one per match).
+func (s *Store) SearchMemories(ctx context.Context, agent, owner, match string, limit int, newest bool) ([]MemoryHit, error) {
+	q := qSearchMemories
+	if newest {
+		q = qSearchNewest
+	}
+	st, err := s.readerStmt(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("store: searching memories: %w", err)
 	}
