@@ -425,3 +425,34 @@ func TestMemoryCommand(t *testing.T) {
 		t.Fatalf("forgetting again: exit %d, %s", code, errOut)
 	}
 }
+
+func TestATrimNeverTurnsTheRecallIntoHistory(t *testing.T) {
+	f := fakeopenai.New(t, fakeopenai.Answer{Text: []string{"ok"}})
+	h := memoryHome(t, fmt.Sprintf("[providers.fake]\nkind = \"openai\"\nbase_url = %q\nmodel = \"m\"\napi_key = \"k\"\n\n"+
+		"[agents.default]\nprovider = \"fake\"\nautonomy = \"full\"\nmax_context_messages = 4\n", f.URL()))
+	d := startDaemon(t, h, nil)
+	c := dial(t, d.socket)
+	c.initialize()
+	mcall(t, c, 2, "memory/put", `{"agentAlias":"default","content":"the kiwi crate is in bay four","key":"kiwi"}`)
+	sid := mcall(t, c, 3, "session/new", `{"agentAlias":"default"}`)["sessionId"].(string)
+	trimmed := 0
+	for i := range 6 {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":%q,"prompt":"kiwi question %d"},"id":%d}`, sid, i, 10+i))
+		ups, _, _ := until(t, c, 10+i)
+		trimmed += len(ofType(ups, "history_trimmed"))
+		if len(ofType(ups, "memory_recalled")) != 1 {
+			t.Fatalf("turn %d recalled %v", i, ofType(ups, "memory_recalled"))
+		}
+	}
+	if trimmed == 0 {
+		t.Fatal("no trim happened")
+	}
+	for n := range f.Count() {
+		users := userTexts(f.Request(t, n))
+		for j, u := range users {
+			if last := j == len(users)-1; strings.Contains(u, memoryBlock) != last {
+				t.Fatalf("request %d, user message %d of %d: %q", n, j+1, len(users), u)
+			}
+		}
+	}
+}

@@ -1,9 +1,19 @@
 package rpc
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
 // memoryRoster: alice (4242) and carol (4545) may run sessions of agent "full"
@@ -147,5 +157,42 @@ func TestToolsListShowsTheMemoryTools(t *testing.T) {
 	}
 	if readOnly["memory_store"] != false || readOnly["memory_forget"] != false || readOnly["memory_recall"] != true {
 		t.Fatalf("memory tools in tools/list: %v", readOnly)
+	}
+}
+
+func TestAMemoryWriteTheStoreFailsIsAnErrorAndChangesNothing(t *testing.T) {
+	var failing atomic.Bool
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{FailWrites: func(op string) error {
+		if failing.Load() && strings.HasPrefix(op, "memory_") {
+			return errors.New("disk full (test)")
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	mem := memory.New(memory.Options{Store: st, Config: config.Default, Logger: slog.New(slog.DiscardHandler)})
+	if err := mem.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := startServerWith(t, Config{Memory: mem}, config.Default(), session.Options{Store: st, Memory: mem})
+	p := h.peer(t, "")
+	kept := p.must("memory/put", `{"agentAlias":"default","content":"kept fact"}`)["id"].(string)
+	failing.Store(true)
+	_, err = p.call("memory/put", `{"agentAlias":"default","content":"lost fact"}`)
+	wantCode(t, err, -32603)
+	_, err = p.call("memory/delete", fmt.Sprintf(`{"id":%q}`, kept))
+	wantCode(t, err, -32603)
+	if ids := memoryIDs(p.must("memory/list", `{"agentAlias":"default"}`)); len(ids) != 1 || ids[0] != kept {
+		t.Fatalf("after the failed writes: %v", ids)
+	}
+	// Once the store works again, so does memory, without a restart.
+	failing.Store(false)
+	p.must("memory/put", `{"agentAlias":"default","content":"a later fact"}`)
+	p.must("memory/delete", fmt.Sprintf(`{"id":%q}`, kept))
+	if ids := memoryIDs(p.must("memory/list", `{"agentAlias":"default"}`)); len(ids) != 1 || ids[0] == kept {
+		t.Fatalf("after recovery: %v", ids)
 	}
 }
