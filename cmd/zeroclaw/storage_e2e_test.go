@@ -181,17 +181,10 @@ func topUp(t *testing.T, filler string) {
 // paused for a second.
 func waitEmptyWAL(t *testing.T, wal string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, "the WAL "+wal+" truncated after the writes paused", 30*time.Second, func() bool { // the daemon says nothing of it
 		fi, err := os.Stat(wal)
-		if os.IsNotExist(err) || err == nil && fi.Size() == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the WAL %s is not truncated 30 s after the writes paused: %v, %v", wal, fi.Size(), err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the file: the daemon says nothing of it
-	}
+		return os.IsNotExist(err) || err == nil && fi.Size() == 0
+	})
 }
 
 // A crash in the middle of a config, pairing or WSS certificate write leaves its temporary file

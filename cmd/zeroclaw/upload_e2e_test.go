@@ -201,13 +201,10 @@ func TestAnUploadInterruptedByACrashLeavesNoTemporaryFileOnceRestarted(t *testin
 		}
 		return sizes
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for got := temps(); len(got) != 1 || got[0] != int64(len(chunk)); got = temps() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first chunk was not written to a temporary file: sizes %v", got)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file of the daemon process, with a deadline
-	}
+	waitFor(t, "the first chunk written to a temporary file", 10*time.Second, func() bool { // a file of the daemon process
+		got := temps()
+		return len(got) == 1 && got[0] == int64(len(chunk))
+	})
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	d.wait(10 * time.Second)
 	if got := temps(); len(got) != 1 {

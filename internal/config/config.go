@@ -41,6 +41,10 @@ type RPC struct {
 	UploadIdleSecs int `toml:"upload_idle_secs"`
 	// ReplayEvents is how many session/update events are kept per session for replay.
 	ReplayEvents int `toml:"replay_events"`
+	// ReplayBytes bounds, per session, what the updates an attached connection has
+	// not yet been sent may come to before it is lagged: the replay log keeps them
+	// beyond ReplayEvents (docs/protocol.md, "No reader is lost").
+	ReplayBytes int `toml:"replay_bytes"`
 	// OutboundFrames and OutboundBytes bound the notifications waiting to be written
 	// to one connection, whichever fills first (SPEC §15).
 	OutboundFrames int `toml:"outbound_frames"`
@@ -170,6 +174,7 @@ const (
 	DefaultMaxLocalConnections = 512
 	DefaultUploadIdleSecs      = 300
 	DefaultReplayEvents        = 10000
+	DefaultReplayBytes         = 256 << 20
 	DefaultOutboundFrames      = 2048
 	DefaultOutboundBytes       = 4 << 20
 	DefaultWSSBind             = "127.0.0.1"
@@ -210,6 +215,7 @@ func Default() Config {
 			MaxLocalConnections: DefaultMaxLocalConnections,
 			UploadIdleSecs:      DefaultUploadIdleSecs,
 			ReplayEvents:        DefaultReplayEvents,
+			ReplayBytes:         DefaultReplayBytes,
 			OutboundFrames:      DefaultOutboundFrames,
 			OutboundBytes:       DefaultOutboundBytes,
 

@@ -107,6 +107,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers, Memory: memories,
+		ReplayBytes: int64(cfg.RPC.ReplayBytes),
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
 		}})
@@ -123,6 +124,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			return func() {
 				sessions.SetCatalog(next)
+				sessions.SetReplayBytes(int64(candidate.RPC.ReplayBytes))
 				servers.Configure(mcp.FromConfig(candidate, dirs.DataDir, getenv))
 			}, nil
 		},

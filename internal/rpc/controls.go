@@ -34,7 +34,23 @@ func (s *Server) sessionSet(ctx context.Context, c *connState, params jsontext.V
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	return s.cfg.Sessions.Set(ctx, p.SessionID, c.caller(), session.SetParams{Mode: p.Mode, Model: p.Model, Title: p.Title})
+	res, err := s.cfg.Sessions.Set(ctx, p.SessionID, c.caller(), session.SetParams{Mode: p.Mode, Model: p.Model, Title: p.Title})
+	if err != nil {
+		return nil, err
+	}
+	s.delivered(ctx, c, p.SessionID)
+	return res, nil
+}
+
+// delivered returns once c, when attached to the session, has been handed every
+// update the session published so far: the update a request published (the
+// session_info of session/set, the history_compacted of session/compact) reaches
+// the requesting connection before the request's response (docs/protocol.md, "A
+// client that falls behind").
+func (s *Server) delivered(ctx context.Context, c *connState, sessionID string) {
+	if sess, err := s.cfg.Sessions.Get(sessionID, c.caller()); err == nil {
+		sess.WaitDelivered(ctx, c, sess.LastSeq())
+	}
 }
 
 type modelsParams struct {
@@ -99,7 +115,12 @@ func (s *Server) sessionCompact(ctx context.Context, c *connState, params jsonte
 	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
 		return nil, agentForbidden(sess.Agent.Alias)
 	}
-	return sess.Compact(ctx, p.Instructions, operationID)
+	res, err := sess.Compact(ctx, p.Instructions, operationID)
+	if err != nil {
+		return nil, err
+	}
+	sess.WaitDelivered(ctx, c, sess.LastSeq())
+	return res, nil
 }
 
 type forkParams struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
 
@@ -86,7 +87,7 @@ func TestAPromptsAnswerComesBeforeTheNextTurnsUpdates(t *testing.T) {
 	}
 }
 
-// The session frames the updates of its tail itself (session.FrameUpdate), so that
+// The session frames the updates of its tail itself (feed.FrameUpdate), so that
 // every connection writes them from the tail without a copy: the frame must be
 // exactly the one jsonrpc writes for the notification, newline included.
 func TestTheSessionFramesUpdatesAsJSONRPCDoes(t *testing.T) {
@@ -96,7 +97,7 @@ func TestTheSessionFramesUpdatesAsJSONRPCDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = append(want, '\n')
-		if got := session.FrameUpdate(nil, []byte(payload)); string(got) != string(want) {
+		if got := feed.FrameUpdate(nil, []byte(payload)); string(got) != string(want) {
 			t.Fatalf("session frames %q, jsonrpc %q", got, want)
 		}
 	}

@@ -289,10 +289,11 @@ func TestMCPServerThatNeverStartsFailsOnlyThatCall(t *testing.T) {
 	}
 }
 
-// Client tools survive a lag detach: the connection that serves them falls behind,
-// is detached, re-attaches without clientTools, and still serves them.
+// Client tools survive a lag detach: the connection that serves them falls behind
+// by more than rpc.replay_bytes (1 MiB here), is detached, re-attaches without
+// clientTools, and still serves them.
 func TestClientToolsSurviveALagDetach(t *testing.T) {
-	h := startServerWith(t, Config{OutboundFrames: 8}, config.Default(), session.Options{})
+	h := startServerWith(t, Config{OutboundFrames: 8}, config.Default(), session.Options{ReplayBytes: 1 << 20})
 	a := h.client(t)
 	a.initialize()
 	sid := newSession(a, "default", `,"clientTools":[{"name":"ping","readOnly":true}]`)

@@ -89,14 +89,13 @@ func (s *Session) Compact(ctx context.Context, instructions, operationID string)
 		finish(nil)
 		return CompactResult{}, errNotFound(s.ID)
 	}
-	s.turn = t
+	s.setTurnLocked(t)
 	s.mu.Unlock()
 	s.mgr.turns.Add(1)
 	defer s.mgr.turns.Done()
 	defer func() {
 		s.mu.Lock()
-		s.turn = nil
-		s.trimTailLocked() // idle now: an emptied tail keeps no block
+		s.setTurnLocked(nil) // idle now: an emptied tail keeps no block
 		s.mu.Unlock()
 	}()
 	res, err := s.compact(runCtx, t, instructions)

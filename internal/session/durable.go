@@ -80,10 +80,9 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 	if len(m.sessions) >= m.opts.MaxSessions {
 		return nil, errLimit(m.opts.MaxSessions)
 	}
-	s := newSession(m, id, row.Owner, agent, row.Workspace)
-	s.context, s.contextIDs, s.seq, s.reserved = history, historyIDs, mark, mark
+	s := newSession(m, id, row.Owner, agent, row.Workspace, mark) // nothing of before the restart waits for the replay log
+	s.context, s.contextIDs = history, historyIDs
 	s.ctl = row.Controls
-	s.committed = mark // nothing of before the restart waits for the replay log
 	m.sessions[id] = s
 	m.log.Info("session restored", "session", id, "agent", row.Agent, "recoveredTurns", recovered,
 		"contextMessages", len(history))

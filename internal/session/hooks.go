@@ -27,7 +27,7 @@ func (h *hooks) Delta(d provider.Delta) {
 	if d.Thought {
 		typ = AgentThoughtChunk
 	}
-	h.s.publishChunk(h.turn.id, typ, d.Text)
+	h.s.feed.PublishChunk(h.turn.id, typ, d.Text)
 }
 
 // ToolCall announces a call; a file tool's carries the places it touches.

@@ -101,11 +101,11 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		finish(nil)
 		return PromptResult{}, errNotFound(s.ID)
 	}
-	s.turn = t
+	s.setTurnLocked(t)
 	s.mu.Unlock()
 	if err := s.beginTurn(t, text, quoted); err != nil { // before any model call (SPEC §16)
 		s.mu.Lock()
-		s.turn = nil
+		s.setTurnLocked(nil)
 		s.mu.Unlock()
 		cancel(err)
 		<-s.slot
@@ -140,8 +140,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		if storageErr == nil { // else repair reloads the context from the store
 			s.context, s.contextIDs = out.Context, contextIDs(historyIDs, len(history), t.ids, len(out.Context))
 		}
-		s.turn = nil
-		s.trimTailLocked() // idle now: an emptied tail keeps no block
+		s.setTurnLocked(nil) // idle now: an emptied tail keeps no block
 		s.mu.Unlock()
 		if storageErr != nil {
 			out = storageOutcome(out, storageErr)
@@ -155,9 +154,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
 				CachedInputTokens: out.Usage.CachedInputTokens},
 		}
-		s.pub.Lock()
-		res.lastSeq = s.seq
-		s.pub.Unlock()
+		res.lastSeq = s.feed.Seq()
 		stored := res // repeats of the operation id get this copy, without release
 		finish(&stored)
 		res.release = release

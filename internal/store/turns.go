@@ -100,7 +100,7 @@ func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID st
 			return err
 		}
 		if shown != nil {
-			return s.appendSession(ctx, tx, sessionID, []Update{*shown}, lost, hadLost)
+			return s.appendSession(ctx, tx, sessionID, []Update{*shown}, lost, hadLost, 0, true) // trimmed by the next batch, which knows the readers
 		}
 		return nil
 	})
