@@ -95,7 +95,7 @@ func (s *Server) toolsList(ctx context.Context, c *connState, params jsontext.Va
 	}
 	if m := s.cfg.Memory; m != nil && m.Enabled() { // the memory tools every session has (memory.go)
 		for name, t := range m.Tools(agent.Alias, c.caller().Principal) {
-			if _, taken := builtin[name]; !taken {
+			if _, taken := builtin[name]; !taken && (agent.MemoryTools == nil || agent.MemoryTools[name]) {
 				out = append(out, entryOf(t, "builtin", ""))
 			}
 		}

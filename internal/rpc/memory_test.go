@@ -196,3 +196,34 @@ func TestAMemoryWriteTheStoreFailsIsAnErrorAndChangesNothing(t *testing.T) {
 		t.Fatalf("after recovery: %v", ids)
 	}
 }
+
+func TestAnAgentsToolsListPicksItsMemoryTools(t *testing.T) {
+	s := newConfServer(t, memoryRoster+`
+[agents.picky]
+provider = "echo"
+tools = ["read_file", "memory_recall"]
+
+[agents.mem_only]
+provider = "echo"
+tools = ["memory_store"]
+`)
+	op := s.operator(t)
+	names := func(agent string) string {
+		var out []string
+		for _, e := range op.must("tools/list", fmt.Sprintf(`{"agentAlias":%q}`, agent))["tools"].([]any) {
+			out = append(out, e.(map[string]any)["name"].(string))
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names("picky"); got != "memory_recall,read_file" {
+		t.Errorf("picky's tools: %s", got)
+	}
+	if got := names("mem_only"); got != "memory_store" {
+		t.Errorf("mem_only's tools: %s", got)
+	}
+	// In a turn too: memory_store is not among picky's tools.
+	sid := op.newSession(`{"agentAlias":"picky"}`)
+	if res := op.must("session/prompt", prompt(sid, `/tool memory_store {"content":"x"}`)); !strings.Contains(res["text"].(string), `unknown tool`) {
+		t.Errorf("picky's memory_store: %q", res["text"])
+	}
+}

@@ -26,7 +26,43 @@ func (s *Session) memoryTools() map[string]tool.Tool {
 	if m == nil || !m.Enabled() {
 		return nil
 	}
-	return m.Tools(s.Agent.Alias, s.Owner)
+	all := m.Tools(s.Agent.Alias, s.Owner)
+	if s.Agent.MemoryTools != nil {
+		for name := range all {
+			if !s.Agent.MemoryTools[name] {
+				delete(all, name)
+			}
+		}
+	}
+	return all
+}
+
+// splitMemoryTools takes the memory tools out of an agent's `tools` list: the
+// built-in names go to tool.Select, the memory ones (nil when the list is empty:
+// every one) to the session.
+func splitMemoryTools(list []string) (builtin []string, memoryTools map[string]bool) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	memoryTools = map[string]bool{}
+	for _, name := range list {
+		switch name {
+		case memory.NameStore, memory.NameRecall, memory.NameForget:
+			memoryTools[name] = true
+		default:
+			builtin = append(builtin, name)
+		}
+	}
+	return builtin, memoryTools
+}
+
+// selectTools is tool.Select of the built-in names of list; a list of memory
+// tools only selects no built-in tool (tool.Select takes none for all).
+func selectTools(list, builtin []string) ([]tool.Tool, error) {
+	if len(list) > 0 && len(builtin) == 0 {
+		return nil, nil
+	}
+	return tool.Select(builtin)
 }
 
 // addMemoryTools adds the memory tools to a turn's tool set, under names no other
