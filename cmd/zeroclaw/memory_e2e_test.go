@@ -456,3 +456,33 @@ func TestATrimNeverTurnsTheRecallIntoHistory(t *testing.T) {
 		}
 	}
 }
+
+func TestRecallLimitsOverTheSocket(t *testing.T) {
+	f := fakeopenai.New(t, fakeopenai.Answer{Text: []string{"ok"}})
+	d := startDaemon(t, fakeMemoryHome(t, f, "recall_limit = 2"), nil)
+	c := dial(t, d.socket)
+	c.initialize()
+	long := strings.Repeat("y", 1500)
+	for i := range 4 {
+		mcall(t, c, 2+i, "memory/put", fmt.Sprintf(`{"agentAlias":"default","content":"mango note %d %s","key":"m%d"}`, i, long, i))
+	}
+	sid := mcall(t, c, 9, "session/new", `{"agentAlias":"default"}`)["sessionId"].(string)
+	c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":"mango"},"id":10}`)
+	ups, _, _ := until(t, c, 10)
+	rec := ofType(ups, "memory_recalled")
+	if len(rec) != 1 || len(rec[0]["entries"].([]any)) != 2 {
+		t.Fatalf("recalled %v, want 2 entries", rec)
+	}
+	users := userTexts(f.Request(t, 0))
+	block, prompt, _ := strings.Cut(users[0], "[/Memory context]\n\n")
+	lines := strings.Split(strings.TrimSuffix(strings.TrimPrefix(block, memoryBlock+"\n"), "\n"), "\n")
+	if prompt != "mango" || len(lines) != 2 {
+		t.Fatalf("the request's user message: %d lines, prompt %q", len(lines), prompt)
+	}
+	for _, l := range lines {
+		_, content, _ := strings.Cut(l, ": ")
+		if n := len([]rune(content)); n != 800 {
+			t.Errorf("a recalled memory of %d characters, want it cut to 800", n)
+		}
+	}
+}
