@@ -14,6 +14,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // memoryRoster: alice (4242) and carol (4545) may run sessions of agent "full"
@@ -225,5 +226,36 @@ tools = ["memory_store"]
 	sid := op.newSession(`{"agentAlias":"picky"}`)
 	if res := op.must("session/prompt", prompt(sid, `/tool memory_store {"content":"x"}`)); !strings.Contains(res["text"].(string), `unknown tool`) {
 		t.Errorf("picky's memory_store: %q", res["text"])
+	}
+}
+
+// failingRecall is memory whose every recall fails, as a store or embeddings
+// endpoint may.
+type failingRecall struct{ calls atomic.Int64 }
+
+func (*failingRecall) Enabled() bool                                  { return true }
+func (*failingRecall) Tools(agent, owner string) map[string]tool.Tool { return nil }
+func (f *failingRecall) Recall(ctx context.Context, agent, owner, message string) (memory.Recalled, error) {
+	f.calls.Add(1)
+	return memory.Recalled{}, errors.New("store: searching memories: disk I/O error (test)")
+}
+
+func TestAFailedRecallIsLoggedAndTheTurnGoesOn(t *testing.T) {
+	logs := &lockedBuffer{}
+	fr := &failingRecall{}
+	h := startServerWith(t, Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, config.Default(), session.Options{Memory: fr})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"default"}`)
+	res := p.must("session/prompt", prompt(sid, "hello"))
+	if res["stopReason"] != "end_turn" || res["text"] != "echo: hello" || fr.calls.Load() != 1 {
+		t.Fatalf("the turn: %v (recalls %d)", res, fr.calls.Load())
+	}
+	for _, u := range p.drain() {
+		if u["type"] == "memory_recalled" {
+			t.Fatalf("a failed recall published %v", u)
+		}
+	}
+	if !strings.Contains(logs.String(), "recalling memories failed; the turn goes on without them") {
+		t.Fatalf("not logged:\n%s", logs.String())
 	}
 }
