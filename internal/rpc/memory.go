@@ -36,7 +36,7 @@ func (s *Server) memoryAgent(ctx context.Context, alias string) error {
 		return missing("agentAlias")
 	}
 	if err := s.cfg.Memory.CheckAgent(alias); err != nil {
-		return memoryToWire(err)
+		return err
 	}
 	if !authorityFrom(ctx).MayUseAgent(alias) {
 		return agentForbidden(alias)
@@ -44,19 +44,20 @@ func (s *Server) memoryAgent(ctx context.Context, alias string) error {
 	return nil
 }
 
-// memoryToWire maps the memory package's errors: bad input is -32602 naming the
-// field (data.param) and what is wrong with it (data.reason); a memory that does
-// not exist, or that the caller may not see, is the same -32602 with reason
-// not_found; anything else (a failed write) stays an internal error.
-func memoryToWire(err error) error {
+// memoryToWire maps the memory package's errors for toWire (errors.go): bad
+// input is -32602 naming the field (data.param) and what is wrong with it
+// (data.reason); a memory that does not exist, or that the caller may not see, is
+// the same -32602 with reason not_found. Anything else (a failed write) is not
+// the memory package's to map: ok is false, and it answers -32603.
+func memoryToWire(err error) (wire error, ok bool) {
 	var e *memory.Error
 	switch {
 	case errors.As(err, &e):
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, e.Msg, map[string]any{"param": e.Field, "reason": e.Reason})
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, e.Msg, map[string]any{"param": e.Field, "reason": e.Reason}), true
 	case errors.Is(err, memory.ErrNotFound):
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: no such memory", map[string]any{"param": "id", "reason": "not_found"})
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: no such memory", map[string]any{"param": "id", "reason": "not_found"}), true
 	}
-	return err
+	return nil, false
 }
 
 type memoryListParams struct {
@@ -83,7 +84,7 @@ func (s *Server) memoryList(ctx context.Context, c *connState, params jsontext.V
 	list, next, err := s.cfg.Memory.List(ctx, memory.ListParams{Agent: p.AgentAlias, Owner: who.Principal, Admin: who.Admin,
 		Query: p.Query, Limit: p.Limit, Cursor: p.Cursor})
 	if err != nil {
-		return nil, memoryToWire(err)
+		return nil, err
 	}
 	return memoryListResult{Memories: list, NextCursor: next}, nil
 }
@@ -110,7 +111,7 @@ func (s *Server) memoryPut(ctx context.Context, c *connState, params jsontext.Va
 	m, err := s.cfg.Memory.Put(ctx, memory.PutParams{Agent: p.AgentAlias, Owner: c.caller().Principal,
 		Content: p.Content, Key: p.Key, Tags: p.Tags})
 	if err != nil {
-		return nil, memoryToWire(err)
+		return nil, err
 	}
 	return memoryIDResult{ID: m.ID}, nil
 }
@@ -132,7 +133,7 @@ func (s *Server) memoryDelete(ctx context.Context, c *connState, params jsontext
 	}
 	who := c.caller()
 	if err := s.cfg.Memory.Delete(ctx, p.ID, who.Principal, who.Admin); err != nil {
-		return nil, memoryToWire(err)
+		return nil, err
 	}
 	return memoryIDResult{ID: p.ID}, nil
 }
@@ -166,7 +167,7 @@ func (s *Server) memoryReindex(ctx context.Context, c *connState, params jsontex
 		c.conn.Notify("$/progress", progressParams{Method: "memory/reindex", ProgressToken: p.ProgressToken, Progress: done, Total: total})
 	})
 	if err != nil {
-		return nil, memoryToWire(err)
+		return nil, err
 	}
 	return r, nil
 }
