@@ -488,3 +488,73 @@ func TestRecallLimitsOverTheSocket(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoriesOfOnePrincipalAreNotAnothers: two users, each over WSS with a
+// pairing token of their own, and the operator on the local socket.
+func TestMemoriesOfOnePrincipalAreNotAnothers(t *testing.T) {
+	h := home(t)
+	port := freePort(t)
+	writeConfig(t, h, fmt.Sprintf(`[wss]
+enabled = true
+port = %d
+
+[permission_profiles.rememberer]
+grants = ["sessions:execute", "sessions:read", "memory:read", "memory:write"]
+agents = ["default"]
+
+[users.alice]
+uid = 50001
+permission_profiles = ["rememberer"]
+
+[users.carol]
+uid = 50002
+permission_profiles = ["rememberer"]
+`, port))
+	startDaemon(t, h, nil)
+	_, fp := pairToken(t, h)
+	url := fmt.Sprintf("wss://127.0.0.1:%d", port)
+	tokenOf := func(user string) string {
+		out, errOut, code := zeroclaw(t, h, "pair", "--user", user)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || !strings.HasPrefix(lines[len(lines)-1], "zc_") {
+			t.Fatalf("pair --user %s: exit %d\n%s%s", user, code, out, errOut)
+		}
+		return lines[len(lines)-1]
+	}
+	as := func(token string, args ...string) (string, string, int) {
+		return zeroclaw(t, h, append(append([]string{}, args...), "--url", url, "--token", token, "--fingerprint", fp)...)
+	}
+	alice, carol := tokenOf("alice"), tokenOf("carol")
+	out, errOut, code := as(alice, "memory", "add", "alice's locker code is 7781", "--key", "locker")
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "mem_") {
+		t.Fatalf("alice's memory add: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, code := as(carol, "memory", "list"); code != 0 || strings.TrimSpace(out) != "no memories" {
+		t.Fatalf("carol lists: exit %d\n%s", code, out)
+	}
+	if out, _, code := as(carol, "memory", "search", "locker code"); code != 0 || strings.TrimSpace(out) != "no memories" {
+		t.Fatalf("carol searches: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := as(carol, "memory", "forget", id); code == 0 || !strings.Contains(errOut, "not_found") {
+		t.Fatalf("carol forgets alice's: exit %d\n%s", code, errOut)
+	}
+	// carol's turn recalls nothing of alice's (the echo model repeats what it is sent).
+	chat := command(h, "chat", "--url", url, "--token", carol, "--fingerprint", fp)
+	chat.Stdin = strings.NewReader("what is the locker code?")
+	chat.Env = append(chat.Env, "GORACE=atexit_sleep_ms=0")
+	out, errOut, err := run(t, chat)
+	if exitCode(err) != 0 || strings.Contains(out, "7781") {
+		t.Fatalf("carol's chat: %v\n%q\n%s", err, out, errOut)
+	}
+	chat = command(h, "chat", "--url", url, "--token", alice, "--fingerprint", fp)
+	chat.Stdin = strings.NewReader("what is the locker code?")
+	chat.Env = append(chat.Env, "GORACE=atexit_sleep_ms=0")
+	if out, errOut, err := run(t, chat); exitCode(err) != 0 || !strings.Contains(out, "- locker: alice's locker code is 7781") {
+		t.Fatalf("alice's chat: %v\n%q\n%s", err, out, errOut)
+	}
+	// The operator (an admin, on the local socket) sees it, with its owner.
+	if out, _, code := zeroclaw(t, h, "rpc", "memory/list", `{"agentAlias":"default"}`); code != 0 || !strings.Contains(out, `"owner": "user:alice"`) {
+		t.Fatalf("the operator's memory/list: exit %d\n%s", code, out)
+	}
+}
