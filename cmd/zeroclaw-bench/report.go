@@ -131,7 +131,8 @@ type streamReport struct {
 	DaemonCPUus float64 `json:"daemon_cpu_us_per_update"`
 	ClientCPUus float64 `json:"client_cpu_us_per_update"`
 	// FirstUpdateMs is, each turn, the time from writing the prompt to reading its
-	// first update: what durable before visible (SPEC §24) adds shows here.
+	// first update: what durable before visible (docs/protocol.md,
+	// "A daemon that runs for months") adds shows here.
 	FirstUpdateMs       []float64 `json:"first_update_ms"`
 	FirstUpdateMedianMs float64   `json:"first_update_median_ms"`
 }

@@ -369,8 +369,9 @@ func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
 	fmt.Fprintln(log, "starting a fresh daemon for the session measurements …")
 	var extra []string
 	if o.OutboundFrames > 0 {
-		// Only when asked: since SPEC §24 the stream is measured with the daemon's
-		// defaults (a client reading at its pace is never lagged).
+		// Only when asked: since the daemon delivers at each reader's pace
+		// (docs/protocol.md, "A daemon that runs for months") the stream is measured
+		// with the daemon's defaults (a client reading at its pace is never lagged).
 		extra = append(extra, fmt.Sprintf("outbound_frames = %d\noutbound_bytes = %d\n", o.OutboundFrames, 64<<20))
 	}
 	d, err := startDaemon(o.Zeroclaw, maxConns, extra...)

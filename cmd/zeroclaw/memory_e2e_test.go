@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
 // docs/protocol.md, "Memory", against the real binary: the memory tools under each

@@ -33,12 +33,12 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
 // vocabulary is 20,000 made-up words; texts draw from it with a Zipf law, as

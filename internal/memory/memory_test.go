@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
 func newService(t testing.TB, cfg config.Config, opts store.Options) (*Service, *store.Store) {

@@ -21,9 +21,10 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Limits of SPEC §7 and §9.
+// Limits (docs/protocol.md, "Limits").
 const (
 	MaxSessions     = 64
 	MaxQueued       = 32
@@ -40,13 +41,15 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	ElicitTimeout   time.Duration
 	// LagAfter is how long a connection may take no update of a session it is
-	// behind on before it is detached as lagged (SPEC §24); zero means LagAfter.
+	// behind on before it is detached as lagged (docs/protocol.md,
+	// "A daemon that runs for months"); zero means LagAfter.
 	LagAfter time.Duration
 	Logger   *slog.Logger
-	// Store keeps sessions durably (SPEC §9): transcripts, model context,
-	// checkpoints, the replay log. Required.
+	// Store keeps sessions durably (docs/protocol.md, "Durable sessions"):
+	// transcripts, model context, checkpoints, the replay log. Required.
 	Store *store.Store
-	// MCP runs the MCP servers agents use (SPEC §21); nil: none.
+	// MCP runs the MCP servers agents use (docs/protocol.md,
+	// "Tools from MCP servers"); nil: none.
 	MCP MCPTools
 	// Memory is the agents' memories (memory.go); nil: none.
 	Memory Memory
@@ -301,11 +304,7 @@ func (m *Manager) Close(id string, c Caller) error {
 }
 
 // Info describes a live session for status.
-type Info struct {
-	SessionID  string `json:"sessionId"`
-	AgentAlias string `json:"agentAlias"`
-	State      string `json:"state"`
-}
+type Info = protocol.LiveSession
 
 // List returns the live sessions the caller may see, by id.
 func (m *Manager) List(c Caller) []Info {
