@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json/v2"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // UpdateMemoryRecalled is the type of the update that names the memories a turn
-// recalled into its provider request (docs/protocol.md, "Memory").
-const UpdateMemoryRecalled = "memory_recalled"
+// recalled into its provider request (docs/protocol.md, "Memory"): package
+// protocol's name.
+const UpdateMemoryRecalled = protocol.MemoryRecalled
 
 // RecalledEntry is one memory a turn recalled.
 type RecalledEntry struct {

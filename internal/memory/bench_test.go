@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
@@ -203,7 +204,7 @@ func (f *fixedModel) Stream(ctx context.Context, req provider.Request, emit func
 		f.recalled.Add(1)
 	}
 	emit(provider.Delta{Text: "ok"})
-	return provider.Result{Text: "ok", Usage: provider.Usage{InputTokens: 1, OutputTokens: 1}}, nil
+	return provider.Result{Text: "ok", Usage: llm.Usage{InputTokens: 1, OutputTokens: 1}}, nil
 }
 
 // BenchmarkTurnWithRecall runs echo turns on one session over a real socket,

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -41,8 +41,8 @@ func (storeTool) Mutates() bool  { return true }
 func (recallTool) Mutates() bool { return false }
 func (forgetTool) Mutates() bool { return true }
 
-func (storeTool) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (storeTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameStore,
 		Description: "Remember a fact for later sessions of this agent. With a key, a memory stored " +
 			"before under the same key is replaced. Content is at most 8000 characters.",
@@ -58,8 +58,8 @@ func (storeTool) Spec() provider.ToolSpec {
 	}
 }
 
-func (recallTool) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (recallTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name:        NameRecall,
 		Description: "Search the memories of this agent by keywords (and meaning, where embeddings are on): the best matches with their ids and scores.",
 		Parameters: jsontext.Value(`{
@@ -73,8 +73,8 @@ func (recallTool) Spec() provider.ToolSpec {
 	}
 }
 
-func (forgetTool) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (forgetTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name:        NameForget,
 		Description: "Forget the memory with the given id (as memory_recall shows it).",
 		Parameters: jsontext.Value(`{
