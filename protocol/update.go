@@ -31,7 +31,10 @@ type Update struct {
 	// Diff is the file a tool_result of write_file or edit_file changed.
 	Diff *Diff `json:"diff"`
 	// Entries is the plan of a plan update (never nil there).
-	Entries []PlanEntry `json:"entries"`
+	Entries []PlanEntry `json:"-"`
+	// Recalled are the memories a turn's recall put in front of its user message
+	// in the provider request: a memory_recalled update's entries.
+	Recalled []RecalledMemory `json:"-"`
 	// session_info (no TurnID): the session's controls after session/set.
 	Mode  string `json:"mode"`
 	Model string `json:"model"`
@@ -50,6 +53,14 @@ type Update struct {
 	Message           string   `json:"message"`  // tool_progress
 	// Raw is the notification's params exactly as received (a client's).
 	Raw jsontext.Value `json:"-"`
+}
+
+// RecalledMemory is one memory a turn recalled, with its score; Key is "" for
+// a memory stored without one.
+type RecalledMemory struct {
+	ID    string  `json:"id"`
+	Key   string  `json:"key,omitzero"`
+	Score float64 `json:"score"`
 }
 
 // Stamp gives u its session and seq, as the daemon's stream numbers it.
@@ -128,7 +139,7 @@ type wire struct {
 	AfterSeq          *uint64        `json:"afterSeq,omitzero"`
 	Locations         []Location     `json:"locations,omitzero"`
 	Diff              *Diff          `json:"diff,omitzero"`
-	Entries           []PlanEntry    `json:"entries,omitzero"`
+	Entries           any            `json:"entries,omitzero"` // plan's or memory_recalled's, when set
 	Mode              *string        `json:"mode,omitzero"`
 	Model             *string        `json:"model,omitzero"`
 	Title             *string        `json:"title,omitzero"`
@@ -167,7 +178,7 @@ func (u *Update) MarshalJSONTo(enc *jsontext.Encoder) error {
 		Dropped:   carried(has, mDropped, &u.Dropped),
 		Kept:      carried(has, mKept, &u.Kept),
 		AfterSeq:  carried(has, mAfterSeq, &u.AfterSeq),
-		Locations: u.Locations, Diff: u.Diff, Entries: u.Entries,
+		Locations: u.Locations, Diff: u.Diff,
 		Mode:              carried(has, mControls, &u.Mode),
 		Model:             carried(has, mControls, &u.Model),
 		Title:             carried(has, mControls, &u.Title),
@@ -181,7 +192,34 @@ func (u *Update) MarshalJSONTo(enc *jsontext.Encoder) error {
 		Progress:          carried(has, mProgress, &u.Progress),
 		Total:             u.Total, Message: u.Message,
 	}
+	switch {
+	case u.Type == MemoryRecalled && u.Recalled != nil:
+		w.Entries = u.Recalled
+	case u.Entries != nil:
+		w.Entries = u.Entries
+	}
 	return json.MarshalEncode(enc, &w)
+}
+
+// UnmarshalJSONFrom reads an update: entries go to Recalled for a
+// memory_recalled update, to Entries for any other.
+func (u *Update) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type fields Update // Update's members without its methods
+	var in struct {
+		fields
+		Entries jsontext.Value `json:"entries"`
+	}
+	if err := json.UnmarshalDecode(dec, &in); err != nil {
+		return err
+	}
+	*u = Update(in.fields)
+	if len(in.Entries) == 0 || string(in.Entries) == "null" {
+		return nil
+	}
+	if u.Type == MemoryRecalled {
+		return json.Unmarshal(in.Entries, &u.Recalled)
+	}
+	return json.Unmarshal(in.Entries, &u.Entries)
 }
 
 // Elicitation is the params of elicitation/create (docs/protocol.md,

@@ -28,6 +28,10 @@ func TestAnUpdateCarriesTheMembersOfItsType(t *testing.T) {
 			`{"sessionId":"s","turnId":"t","seq":7,"type":"plan","entries":[]}`},
 		{Update{SessionID: "s", TurnID: "t", Seq: 8, Type: HistoryTrimmed, Kept: 3},
 			`{"sessionId":"s","turnId":"t","seq":8,"type":"history_trimmed","droppedMessages":0,"keptMessages":3}`},
+		{Update{SessionID: "s", TurnID: "t", Seq: 7, Type: Plan, Entries: []PlanEntry{{Content: "a", Status: "pending"}}},
+			`{"sessionId":"s","turnId":"t","seq":7,"type":"plan","entries":[{"content":"a","status":"pending"}]}`},
+		{Update{SessionID: "s", TurnID: "t", Seq: 8, Type: MemoryRecalled, Recalled: []RecalledMemory{{ID: "m1", Score: 0.5}, {ID: "m2", Key: "k", Score: 1}}},
+			`{"sessionId":"s","turnId":"t","seq":8,"type":"memory_recalled","entries":[{"id":"m1","score":0.5},{"id":"m2","key":"k","score":1}]}`},
 		{Update{SessionID: "s", TurnID: "t", Seq: 9, Type: "some_later_type", Text: "x", IsError: true},
 			`{"sessionId":"s","turnId":"t","seq":9,"type":"some_later_type","text":"x","isError":true}`},
 	} {
@@ -38,6 +42,9 @@ func TestAnUpdateCarriesTheMembersOfItsType(t *testing.T) {
 		var back Update
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatal(err)
+		}
+		if (back.Type == MemoryRecalled) != (back.Recalled != nil) || back.Type == MemoryRecalled && back.Entries != nil {
+			t.Errorf("%s decodes its entries as plan %v, recalled %v", back.Type, back.Entries, back.Recalled)
 		}
 		again, _ := json.Marshal(&back)
 		if string(again) != c.want {

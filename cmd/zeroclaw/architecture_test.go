@@ -73,6 +73,9 @@ func TestTheCoreKnowsNothingOfJSONRPC(t *testing.T) {
 		"internal/llm":   {"internal/provider", "internal/store"},
 		"internal/tool":  {"internal/provider", "internal/session"},
 		"internal/mcp":   {"internal/provider", "internal/session"},
+		// Memory sits on the store: it takes the vocabulary from internal/llm and
+		// knows nothing of sessions or the wire (session and rpc call it).
+		"internal/memory": {"internal/provider", "internal/session", "internal/rpc", "jsonrpc"},
 		// The wire types are a leaf both sides share; JSON-RPC knows none of them.
 		"protocol": {"jsonrpc", "client", "internal/session", "internal/rpc", "internal/feed"},
 		"jsonrpc":  {"protocol", "internal/session", "internal/rpc"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
@@ -86,6 +87,9 @@ type Config struct {
 
 	// MCP reports the daemon's MCP servers (mcp/status); nil: none.
 	MCP MCPStatus
+
+	// Memory is the agents' memories (memory/*); nil: the methods answer memory_off.
+	Memory *memory.Service
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -169,6 +173,7 @@ func NewServer(cfg Config) *Server {
 		s.agentMethods(),
 		s.controlMethods(),
 		s.toolMethods(),
+		s.memoryMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
 	for _, rows := range families {

@@ -53,10 +53,10 @@ func (h *hooks) ToolResult(call llm.ToolCall, r tool.Result) {
 // Plan publishes update_plan's plan as a plan update of the turn.
 func (h *hooks) Plan(entries []tool.PlanEntry) {
 	u := h.update(Plan)
-	u.Entries = entries
-	if u.Entries == nil {
-		u.Entries = []tool.PlanEntry{}
+	if entries == nil {
+		entries = []tool.PlanEntry{}
 	}
+	u.Entries = entries
 	h.s.publish(u)
 }
 

@@ -133,7 +133,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			ToolSet: toolSet, Lookup: lookup,
 			Env:     toolEnv(s, t),
-			Context: history, Prompt: text,
+			Context: history, Prompt: text, Recall: s.recall(t, text),
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
 			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u) },
 		})

@@ -19,6 +19,9 @@ const (
 	HistoryCompacted  = protocol.HistoryCompacted
 	UsageUpdate       = protocol.Usage
 	ToolProgress      = protocol.ToolProgress
+	// MemoryRecalled says which memories a turn's recall put in front of its user
+	// message in the provider request (docs/protocol.md, "Memory").
+	MemoryRecalled = protocol.MemoryRecalled
 )
 
 // Update is the params of one session/update notification: package protocol's.
@@ -36,7 +39,7 @@ func isChunk(u *Update) bool {
 	return (u.Type == AgentMessageChunk || u.Type == AgentThoughtChunk) &&
 		u.ToolCallID == "" && u.Name == "" && u.RawInput == nil && u.RawOutput == "" && !u.IsError &&
 		u.RequestID == "" && u.TimeoutSecs == 0 && u.Dropped == 0 && u.Kept == 0 && u.AfterSeq == 0 &&
-		u.Locations == nil && u.Diff == nil && u.Entries == nil &&
+		u.Locations == nil && u.Diff == nil && u.Entries == nil && u.Recalled == nil &&
 		u.Mode == "" && u.Model == "" && u.Title == "" && u.Before == 0 && u.After == 0 &&
 		u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedInputTokens == 0 && u.ContextTokens == 0 &&
 		u.ContextWindow == 0 && u.Progress == 0 && u.Total == nil && u.Message == "" && u.Raw == nil
