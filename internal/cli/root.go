@@ -45,5 +45,6 @@ func root(stdout, stderr io.Writer, run TUIRunner) *cobra.Command {
 	root.AddCommand(acpCmd())
 	root.AddCommand(tuiCmd(run))
 	root.AddCommand(mcpCmd())
+	root.AddCommand(webCmd())
 	return root
 }
