@@ -20,11 +20,15 @@ async function login(token) {
   error.textContent = res.status === 401 ? "That token was refused." : "Login failed: " + (await res.text());
 }
 
-const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-if (m) {
-  history.replaceState(null, "", location.pathname);
-  login(decodeURIComponent(m[1]));
+function fromLink() {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (m) {
+    history.replaceState(null, "", location.pathname);
+    login(decodeURIComponent(m[1]));
+  }
 }
+fromLink();
+window.addEventListener("hashchange", fromLink);
 form.addEventListener("submit", (e) => {
   e.preventDefault();
   login(input.value.trim());
