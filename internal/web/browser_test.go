@@ -185,16 +185,28 @@ func TestBrowserApprovalCancelAndUpload(t *testing.T) {
 		waitJS(`document.querySelector(".tool.done .tool-name")?.textContent === "shell"`),
 		hasText(".tool-output pre", "approved-run"),
 		hasText(".msg.assistant", "shell -> approved-run"))
+	shot(t, ctx, "approved")
 
 	prompt(t, ctx, `/tool shell {"command":"sleep 60"}`)
 	run(t, ctx, "cancelling a running tool",
 		waitJS(`document.getElementById("approval").open`),
+		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error { shot(t, ctx, "approval"); return nil }),
 		chromedp.Click(chromedp.CSS("#approve-once")),
 		waitJS(`document.querySelectorAll(".tool.running").length === 1`),
 		waitJS(`!document.getElementById("cancel").disabled`),
 		chromedp.Click(chromedp.CSS("#cancel")),
 		hasText(".note", "turn ended: cancelled"),
 		waitJS(`document.querySelectorAll(".tool.running").length === 0`))
+
+	prompt(t, ctx, `/tool ask_user {"question":"Which colour?","choices":["red","blue"]}`)
+	run(t, ctx, "the question as a dialog",
+		waitJS(`document.getElementById("elicit").open`),
+		hasText("#elicit-message", "Which colour?"),
+		waitJS(`[...document.querySelectorAll("#elicit-fields option")].map(o => o.value).join() === "red,blue"`),
+		chromedp.SetValue(chromedp.CSS("#elicit-fields select"), "blue"),
+		chromedp.Click(chromedp.CSS("#elicit-accept")),
+		waitJS(`!document.getElementById("elicit").open`),
+		hasText(".msg.assistant", "ask_user -> blue"))
 
 	file := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(file, []byte(strings.Repeat("upload me\n", 300000)), 0o600); err != nil { // 3 MB: 3 chunks
@@ -252,4 +264,39 @@ func TestBrowserLiveHistoryAndRestart(t *testing.T) {
 	if n := mustEval[int](t, ctx, `document.querySelectorAll(".msg.assistant").length`); n != 3 {
 		t.Fatalf("after the restart the transcript has %d replies, want 3 (no gap, no duplicate)", n)
 	}
+}
+
+// shot saves a screenshot of the page as DIR/name.png when ZEROCLAW_WEB_SHOTS=DIR
+// (for a person to look at; the tests never judge pixels).
+func shot(t *testing.T, ctx context.Context, name string) {
+	dir := os.Getenv("ZEROCLAW_WEB_SHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+}
+
+// At phone width the app still works: the sidebar folds behind the menu button.
+func TestBrowserAtPhoneWidth(t *testing.T) {
+	s := newStack(t, "")
+	ctx := browser(t)
+	run(t, ctx, "a phone's viewport", chromedp.EmulateViewport(390, 800))
+	login(t, ctx, s)
+	run(t, ctx, "the sidebar behind the menu",
+		waitJS(`getComputedStyle(document.getElementById("menu")).display !== "none"`),
+		chromedp.Click(chromedp.CSS("#menu")),
+		waitJS(`document.getElementById("sidebar").getBoundingClientRect().left === 0`))
+	newSessionInPage(t, ctx)
+	run(t, ctx, "the sidebar folded", waitJS(`!document.getElementById("sidebar").classList.contains("open")`))
+	prompt(t, ctx, "/think pondering\nsmall screen")
+	run(t, ctx, "the reply", hasText(".msg.assistant", "echo: small screen"), hasText(".thought-body", "pondering"))
+	if w := mustEval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("the page is %d px wide at a 390 px viewport", w)
+	}
+	shot(t, ctx, "phone")
 }

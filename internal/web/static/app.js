@@ -194,7 +194,7 @@ function answered(op, res) {
   s.view.running = false;
   if (res.stopReason === "error") s.view.note("error", res.text);
   else if (res.stopReason !== "end_turn") s.view.note("info", "turn ended: " + res.stopReason);
-  if (s === sessions.get(current)) showTurn(s);
+  if (s === sessions.get(current)) showControls(s); // the title a first prompt derives
   refreshList();
 }
 

@@ -125,7 +125,7 @@ export class SessionView {
     card.classList.remove("running");
     card.classList.add(u.isError ? "failed" : "done");
     card.querySelector(".tool-status").textContent = u.isError ? "failed" : "done";
-    const out = String(u.rawOutput ?? "");
+    const out = String(u.rawOutput ?? "").replace(/\n$/, "");
     const lines = out.split("\n");
     if (u.diff) {
       const d = el("div", "tool-diff");
