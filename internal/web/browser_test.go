@@ -253,6 +253,14 @@ func TestBrowserLiveHistoryAndRestart(t *testing.T) {
 		t.Fatalf("after the reload the transcript has %d replies, want 2 (no duplicate)", n)
 	}
 
+	// A fork shows the rows it copied (it has nothing to replay).
+	run(t, ctx, "forking the session",
+		chromedp.Click(chromedp.CSS(`#sessions li.current button[aria-label^="Fork"]`)),
+		waitJS(`location.hash !== "#s=`+sid+`"`),
+		hasText(".msg.assistant", "echo: from the terminal"))
+	run(t, ctx, "back to the session", chromedp.Navigate(s.base+"/#s="+sid), chromedp.Reload(),
+		waitJS(`zeroclaw.state() === "connected"`), hasText(".msg.assistant", "echo: from the terminal"))
+
 	s.daemon.stop()
 	run(t, ctx, "the link dropped", waitJS(`zeroclaw.state() !== "connected"`))
 	s.startDaemon()

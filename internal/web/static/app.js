@@ -52,6 +52,11 @@ async function attach(s, afterSeq, raw) {
   try {
     const r = await call("session/attach", { sessionId: s.view.sessionId, afterSeq });
     s.lastSeq = Math.max(s.lastSeq, r.lastSeq);
+    if (afterSeq === 0 && r.replayed === 0) {
+      // Rows and nothing to replay (a fork, whose seqs start anew): show the rows.
+      const m = await call("session/messages", { sessionId: s.view.sessionId, limit: 2000 });
+      s.view.history(m.messages);
+    }
   } catch (e) {
     if (!(e instanceof RPCError && e.data?.reason === "replay_truncated")) throw e;
     s.view.reset();
