@@ -117,15 +117,21 @@ func newStack(t *testing.T, config string) *stack {
 	}
 	s := &stack{t: t, home: home, sock: filepath.Join(home, ".zeroclaw", "data", "daemon.sock")}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	if config != "" {
-		os.MkdirAll(filepath.Join(home, ".zeroclaw"), 0o700)
-		if err := os.WriteFile(filepath.Join(home, ".zeroclaw", "config.toml"), []byte(config), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeConfig(t, home, config)
 	s.startDaemon()
 	s.startWeb()
 	return s
+}
+
+func writeConfig(t *testing.T, home, config string) {
+	t.Helper()
+	if config == "" {
+		return
+	}
+	os.MkdirAll(filepath.Join(home, ".zeroclaw"), 0o700)
+	if err := os.WriteFile(filepath.Join(home, ".zeroclaw", "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startDaemon starts `zeroclaw daemon` and waits until it serves.
