@@ -17,7 +17,7 @@ import (
 
 // browser starts headless Chromium (Debian's chromium) for one test. Without it the
 // test is skipped, except in CI, which installs it (.ci/run).
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -50,7 +50,7 @@ func browser(t *testing.T) context.Context {
 }
 
 // newTab opens another tab of the same browser (the same cookies).
-func newTab(t *testing.T, ctx context.Context) context.Context {
+func newTab(t testing.TB, ctx context.Context) context.Context {
 	t.Helper()
 	tctx, cancel := chromedp.NewContext(ctx)
 	t.Cleanup(cancel)
@@ -62,7 +62,7 @@ func newTab(t *testing.T, ctx context.Context) context.Context {
 
 // run runs the steps within two minutes, and fails the test with the page's text
 // when one fails.
-func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+func run(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -102,7 +102,7 @@ func eval[T any](ctx context.Context, expr string) (T, error) {
 	return chromedp.Run(ectx, chromedp.Evaluate[T](expr))
 }
 
-func mustEval[T any](t *testing.T, ctx context.Context, expr string) T {
+func mustEval[T any](t testing.TB, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := eval[T](ctx, expr)
 	if err != nil {
@@ -121,13 +121,13 @@ func hasText(selector, text string) chromedp.Action[chromedp.Void] {
 }
 
 // login opens the printed link and waits for the app to connect.
-func login(t *testing.T, ctx context.Context, s *stack) {
+func login(t testing.TB, ctx context.Context, s *stack) {
 	t.Helper()
 	run(t, ctx, "logging in", chromedp.Navigate(s.loginURL()), waitJS(`window.zeroclaw && zeroclaw.state() === "connected"`))
 }
 
 // prompt types text into the input and presses Enter.
-func prompt(t *testing.T, ctx context.Context, text string) {
+func prompt(t testing.TB, ctx context.Context, text string) {
 	t.Helper()
 	run(t, ctx, "prompting "+text,
 		waitJS(`!document.getElementById("input").disabled`),
@@ -136,7 +136,7 @@ func prompt(t *testing.T, ctx context.Context, text string) {
 		chromedp.KeyEvent("\r"))
 }
 
-func newSessionInPage(t *testing.T, ctx context.Context) string {
+func newSessionInPage(t testing.TB, ctx context.Context) string {
 	t.Helper()
 	run(t, ctx, "a new session",
 		waitJS(`document.getElementById("agent").options.length > 0`),
@@ -276,7 +276,7 @@ func TestBrowserLiveHistoryAndRestart(t *testing.T) {
 
 // shot saves a screenshot of the page as DIR/name.png when ZEROCLAW_WEB_SHOTS=DIR
 // (for a person to look at; the tests never judge pixels).
-func shot(t *testing.T, ctx context.Context, name string) {
+func shot(t testing.TB, ctx context.Context, name string) {
 	dir := os.Getenv("ZEROCLAW_WEB_SHOTS")
 	if dir == "" {
 		return

@@ -55,7 +55,7 @@ func cleanEnv(home string) []string {
 
 // stack is one daemon and one zeroclaw web on it, in a HOME of their own.
 type stack struct {
-	t      *testing.T
+	t testing.TB
 	home   string
 	sock   string
 	daemon *proc
@@ -94,7 +94,7 @@ func (p *proc) stop() {
 	}
 }
 
-func start(t *testing.T, home string, args ...string) *proc {
+func start(t testing.TB, home string, args ...string) *proc {
 	t.Helper()
 	p := &proc{exited: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
@@ -109,7 +109,7 @@ func start(t *testing.T, home string, args ...string) *proc {
 
 // newStack starts a daemon with config (config.toml; "" for the defaults) and a
 // zeroclaw web on it.
-func newStack(t *testing.T, config string) *stack {
+func newStack(t testing.TB, config string) *stack {
 	t.Helper()
 	home, err := os.MkdirTemp("", "zcw")
 	if err != nil {
@@ -123,7 +123,7 @@ func newStack(t *testing.T, config string) *stack {
 	return s
 }
 
-func writeConfig(t *testing.T, home, config string) {
+func writeConfig(t testing.TB, home, config string) {
 	t.Helper()
 	if config == "" {
 		return

@@ -30,7 +30,7 @@ permission_profiles = ["runner"]
 
 // daemonCall sends one request on a fresh local connection (after initialize) and
 // returns its result.
-func daemonCall(t *testing.T, sock, method, params string) map[string]any {
+func daemonCall(t testing.TB, sock, method, params string) map[string]any {
 	t.Helper()
 	nc, err := net.Dial("unix", sock)
 	if err != nil {

@@ -17,7 +17,10 @@ const link = new Link({ onState: showState, onNotify: notified, onRequest: reque
 const approvals = new Approvals((u, decision) =>
   link.call("session/approve", { sessionId: u.sessionId, requestId: u.requestId, decision }),
 );
-window.zeroclaw = { link, sessions, state: () => $("conn").className }; // for tests and the console
+// For tests, benchmarks and the console: the link, the sessions, the connection
+// state, and when each session's last attach began and ended (performance.now()).
+const timings = {};
+window.zeroclaw = { link, sessions, timings, state: () => $("conn").className };
 
 function showState(state) {
   const c = $("conn");
@@ -49,7 +52,12 @@ async function connected() {
 async function attach(s, afterSeq, raw) {
   const call = raw ? (m, p) => link.raw(m, p) : (m, p) => link.call(m, p);
   s.replaying = true;
+  const t = (timings[s.view.sessionId] = { attachStart: performance.now() });
   try {
+    if (afterSeq === 0 && (await call("session/messages", { sessionId: s.view.sessionId, limit: 1 })).total > bigSession) {
+      await rowsThenLive(s, call);
+      return;
+    }
     const r = await call("session/attach", { sessionId: s.view.sessionId, afterSeq });
     s.lastSeq = Math.max(s.lastSeq, r.lastSeq);
     if (afterSeq === 0 && r.replayed === 0) {
@@ -66,16 +74,44 @@ async function attach(s, afterSeq, raw) {
     s.lastSeq = r.lastSeq;
   } finally {
     s.replaying = false;
+    t.attachEnd = performance.now();
   }
   s.attached = true;
   for (const a of s.view.approvals.values()) approvals.add(a);
   if (s === sessions.get(current)) showControls(s);
 }
 
+// A session of more rows than this is first shown from session/messages (one
+// message) rather than by replaying each of its updates (several per row).
+const bigSession = 400;
+
+// rowsThenLive shows a big session: attach at its last seq, the updates arriving
+// meanwhile held back, then the rows, then what was held back. (A turn that ends
+// during the load can show twice; a replay, for smaller sessions, is exact.)
+async function rowsThenLive(s, call) {
+  s.held = [];
+  try {
+    const r = await call("session/attach", { sessionId: s.view.sessionId });
+    s.lastSeq = Math.max(s.lastSeq, r.lastSeq);
+    const m = await call("session/messages", { sessionId: s.view.sessionId, limit: 2000 });
+    s.view.history(m.messages);
+  } finally {
+    const held = s.held;
+    s.held = null;
+    for (const u of held) s.view.apply(u);
+  }
+}
+
 function notified(method, u) {
   if (method !== "session/update") return;
   const s = sessions.get(u.sessionId);
   if (!s) return;
+  if (s.held && u.type !== "lagged") {
+    if (u.seq !== undefined && u.seq <= s.lastSeq) return;
+    if (u.seq !== undefined) s.lastSeq = u.seq;
+    s.held.push(u);
+    return;
+  }
   if (u.type === "lagged") {
     attach(s, s.lastSeq).catch((e) => s.view.note("error", "could not catch up: " + e.message));
     return;
@@ -92,7 +128,17 @@ function notified(method, u) {
   if (u.type === "approval_request" && !s.replaying) approvals.add(u);
   if (u.type === "request_resolved") approvals.resolved(u.requestId);
   if (u.type === "tool_result") for (const a of [...approvals.queue]) if (a.toolCallId === u.toolCallId) approvals.resolved(a.requestId);
-  if (s === sessions.get(current)) showTurn(s);
+  if (s === sessions.get(current)) showTurnSoon(s);
+}
+
+// showTurnSoon is showTurn at the next frame, once for all the updates of a frame.
+let turnFrame = 0;
+function showTurnSoon(s) {
+  if (turnFrame) return;
+  turnFrame = requestAnimationFrame(() => {
+    turnFrame = 0;
+    if (s === sessions.get(current)) showTurn(s);
+  });
 }
 
 async function requested(method, params) {

@@ -17,6 +17,32 @@ function summary(input) {
   return String(s).length > 120 ? String(s).slice(0, 117) + "…" : String(s);
 }
 
+// A prompt of more lines than foldLines shows that many, the rest folded.
+const foldLines = 200;
+// A streaming reply renders again at most this much of its end each frame.
+const tailBytes = 4096;
+
+// settle moves a markdown block's text up to its last line that ends outside a code
+// fence from the re-rendered tail to the final part.
+function settle(b) {
+  let cut = b.cut;
+  let fence = b.fence;
+  let at = b.cut;
+  let fenceAt = fence;
+  for (let i = b.text.indexOf("\n", at); i >= 0; i = b.text.indexOf("\n", at)) {
+    if (/^\s*```/.test(b.text.slice(at, i))) fence = !fence;
+    at = i + 1;
+    if (!fence) {
+      cut = at;
+      fenceAt = fence;
+    }
+  }
+  if (cut === b.cut) return;
+  b.done.insertAdjacentHTML("beforeend", markdown(b.text.slice(b.cut, cut)));
+  b.cut = cut;
+  b.fence = fenceAt;
+}
+
 export class SessionView {
   constructor(sessionId) {
     this.sessionId = sessionId;
@@ -24,6 +50,12 @@ export class SessionView {
     this.root.dataset.session = sessionId;
     this.root.setAttribute("role", "log");
     this.root.setAttribute("aria-live", "polite");
+    // Whether the view follows the end: kept from scroll events, so that appending
+    // never has to ask the layout (which, per update, made a long replay quadratic).
+    this.atEnd = true;
+    this.root.addEventListener("scroll", () => {
+      this.atEnd = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
+    }, { passive: true });
     this.plan = el("section", "plan");
     this.plan.hidden = true;
     this.reset();
@@ -44,9 +76,8 @@ export class SessionView {
   }
 
   append(node) {
-    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
     this.root.append(node);
-    if (stick) this.scrollSoon();
+    if (this.atEnd) this.scrollSoon();
   }
 
   scrollSoon() {
@@ -54,19 +85,33 @@ export class SessionView {
     this.scrollPending = true;
     requestAnimationFrame(() => {
       this.scrollPending = false;
-      this.root.scrollTop = this.root.scrollHeight;
+      if (this.atEnd) this.root.scrollTop = this.root.scrollHeight;
     });
   }
 
   user(text) {
     this.cur = this.thought = null;
-    this.append(el("div", "msg user", text));
+    const e = el("div", "msg user");
+    const lines = text.split("\n");
+    if (lines.length <= foldLines) e.textContent = text;
+    else {
+      // A huge prompt shows its head; the rest is laid out only when unfolded.
+      e.append(lines.slice(0, foldLines).join("\n"));
+      const more = el("details", "more");
+      more.append(el("summary", "", `${lines.length - foldLines} more lines`));
+      more.addEventListener("toggle", () => more.open && more.childNodes.length === 1 && more.append(lines.slice(foldLines).join("\n")), { once: true });
+      e.append(more);
+    }
+    this.append(e);
   }
 
   assistant(text) {
     if (!this.cur) {
       const e = el("div", "msg assistant");
-      this.cur = { el: e, text: "" };
+      const done = el("div", "md-done");
+      const tail = el("div", "md-tail");
+      e.append(done, tail);
+      this.cur = { el: e, done, tail, text: "", cut: 0, fence: false };
       this.append(e);
     }
     this.cur.text += text;
@@ -79,7 +124,7 @@ export class SessionView {
       d.append(el("summary", "", "Thought"));
       const body = el("div", "thought-body");
       d.append(body);
-      this.thought = { el: body, text: "", plain: true };
+      this.thought = { el: body, text: "", shown: 0, plain: true };
       this.append(d);
     }
     this.thought.text += text;
@@ -94,15 +139,23 @@ export class SessionView {
     requestAnimationFrame(() => this.flush());
   }
 
+  // flush renders what changed since the last frame. Plain text only appends what
+  // is new; markdown renders again only its tail since the last line that ends
+  // outside a code fence once that tail passes tailBytes: what is before is final,
+  // so a long stream costs each frame its new text, not all of it.
   flush() {
     this.framePending = false;
-    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
     for (const b of this.dirty) {
-      if (b.plain) b.el.textContent = b.text;
-      else b.el.innerHTML = markdown(b.text);
+      if (b.plain) {
+        b.el.append(b.text.slice(b.shown));
+        b.shown = b.text.length;
+        continue;
+      }
+      if (b.text.length - b.cut > tailBytes) settle(b);
+      b.tail.innerHTML = markdown(b.text.slice(b.cut));
     }
     this.dirty.clear();
-    if (stick) this.root.scrollTop = this.root.scrollHeight;
+    if (this.atEnd) this.scrollSoon();
   }
 
   toolCall(u) {

@@ -1,0 +1,168 @@
+//go:build unix
+
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json/v2"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/chromedp"
+)
+
+// sockClient is a plain NDJSON client of the daemon, the other client of a session.
+type sockClient struct {
+	tb testing.TB
+	nc net.Conn
+	r  *bufio.Reader
+	id int
+}
+
+func dialSock(tb testing.TB, sock string) *sockClient {
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { nc.Close() })
+	c := &sockClient{tb: tb, nc: nc, r: bufio.NewReaderSize(nc, 1<<20)}
+	c.call("initialize", `{"protocolVersion":1}`, nil)
+	return c
+}
+
+// call sends a request and reads until its response; seen gets each notification.
+func (c *sockClient) call(method, params string, seen func(map[string]any)) map[string]any {
+	c.id++
+	fmt.Fprintf(c.nc, `{"jsonrpc":"2.0","method":%q,"params":%s,"id":%d}`+"\n", method, params, c.id)
+	for {
+		line, err := c.r.ReadBytes('\n')
+		if err != nil {
+			c.tb.Fatalf("%s: %v", method, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.tb.Fatal(err)
+		}
+		if m["id"] == float64(c.id) {
+			if m["error"] != nil {
+				c.tb.Fatalf("%s: %v", method, m["error"])
+			}
+			r, _ := m["result"].(map[string]any)
+			return r
+		}
+		if seen != nil {
+			seen(m)
+		}
+	}
+}
+
+// BenchmarkBrowserRender2000Messages: a page load of a session of 2,000 messages
+// (1,000 turns) until its last reply is drawn (docs/BENCHMARKS.md, "The web client").
+// Run with -benchtime=Nx: each iteration is one page load.
+func BenchmarkBrowserRender2000Messages(b *testing.B) {
+	s := newStack(b, "")
+	c := dialSock(b, s.sock)
+	sid := c.call("session/new", `{"agentAlias":"default"}`, nil)["sessionId"].(string)
+	for i := range 1000 {
+		c.call("session/prompt", `{"sessionId":"`+sid+`","prompt":"message `+strconv.Itoa(i)+` with **some** markdown and `+"`code`"+`"}`, nil)
+	}
+	for _, via := range []string{"socket", "bridge"} {
+		start, n := time.Now(), 0
+		count := func(map[string]any) { n++ }
+		if via == "socket" {
+			dialSock(b, s.sock).call("session/attach", `{"sessionId":"`+sid+`","afterSeq":0}`, count)
+		} else {
+			s.openTab().callSeeing("session/attach", `{"sessionId":"`+sid+`","afterSeq":0}`, count)
+		}
+		b.Logf("replay of %d updates over the %s: %s", n, via, time.Since(start))
+	}
+	ctx := browser(b)
+	login(b, ctx, s)
+	done := `(() => { const a = document.querySelectorAll(".msg.assistant");
+		return a.length === 1000 && a[999].textContent.includes("message 999") && performance.now(); })()`
+	var total, attach, replay float64
+	metrics := func() map[string]float64 {
+		out := map[string]float64{}
+		chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			cdp.Call(ctx, tg, performance.Enable, performance.EnableParams{})
+			r, err := cdp.Call(ctx, tg, performance.GetMetrics, cdp.Empty{})
+			for _, m := range r.Metrics {
+				out[m.Name] = m.Value
+			}
+			return err
+		}))
+		return out
+	}
+	for b.Loop() {
+		run(b, ctx, "loading the session", chromedp.Navigate(s.base+"/#s="+sid), chromedp.Reload())
+		m0 := metrics()
+		ms, err := chromedp.Run(ctx, chromedp.Poll[float64](done, chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(60*time.Second)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += ms
+		t, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`zeroclaw.timings[` + strconv.Quote(sid) + `]`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		replay += t["attachEnd"] - t["attachStart"]
+		m1 := metrics()
+		for _, k := range []string{"TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "LayoutCount", "RecalcStyleCount", "Nodes"} {
+			b.Logf("%s: %.3f", k, m1[k]-m0[k])
+		}
+		attach += t["attachStart"]
+	}
+	b.ReportMetric(total/float64(b.N), "ms/load")
+	b.ReportMetric(attach/float64(b.N), "ms-to-attach")
+	b.ReportMetric(replay/float64(b.N), "ms-replay")
+}
+
+// BenchmarkBrowserStream20000Chunks: a turn of 20,000 agent_message_chunk updates,
+// prompted by another client, shown whole in a tab; the longest main-thread task
+// meanwhile, from the page's long-task entries (docs/BENCHMARKS.md, "The web client").
+func BenchmarkBrowserStream20000Chunks(b *testing.B) {
+	s := newStack(b, "")
+	c := dialSock(b, s.sock)
+	sid := c.call("session/new", `{"agentAlias":"default"}`, nil)["sessionId"].(string)
+	ctx := browser(b)
+	login(b, ctx, s)
+	run(b, ctx, "opening the session", chromedp.Navigate(s.base+"/#s="+sid), chromedp.Reload(),
+		waitJS(`zeroclaw.state() === "connected" && !document.getElementById("input").disabled`))
+	var lines []string
+	for i := range 16000 { // the echo provider streams about 1.25 chunks a line
+		lines = append(lines, fmt.Sprintf("line %d of the stream", i))
+	}
+	prompt := strings.Join(lines, `\n`)
+	var worst, chunks float64
+	for i := 0; b.Loop(); i++ {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__long = []; new PerformanceObserver(l => { for (const e of l.getEntries()) __long.push(e.duration); }).observe({type: "longtask"}); true`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		c.call("session/prompt", `{"sessionId":"`+sid+`","prompt":"`+prompt+`"}`, func(m map[string]any) {
+			if p, _ := m["params"].(map[string]any); p["type"] == "agent_message_chunk" {
+				n++
+			}
+		})
+		chunks = float64(n)
+		want := fmt.Sprintf(`document.querySelectorAll(".msg.assistant")[%d]?.textContent.includes("line 15999 of the stream")`, i)
+		run(b, ctx, "the whole stream shown", waitJS(want))
+		long, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`__long`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range long {
+			worst = max(worst, d)
+		}
+	}
+	b.ReportMetric(chunks, "chunks/turn")
+	b.ReportMetric(worst, "max-task-ms")
+}
