@@ -88,18 +88,7 @@ func BenchmarkBrowserRender2000Messages(b *testing.B) {
 	done := `(() => { const a = document.querySelectorAll(".msg.assistant");
 		return a.length === 1000 && a[999].textContent.includes("message 999") && performance.now(); })()`
 	var total, attach, replay float64
-	metrics := func() map[string]float64 {
-		out := map[string]float64{}
-		chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			cdp.Call(ctx, tg, performance.Enable, performance.EnableParams{})
-			r, err := cdp.Call(ctx, tg, performance.GetMetrics, cdp.Empty{})
-			for _, m := range r.Metrics {
-				out[m.Name] = m.Value
-			}
-			return err
-		}))
-		return out
-	}
+	metrics := func() map[string]float64 { return pageMetrics(ctx) }
 	for b.Loop() {
 		run(b, ctx, "loading the session", chromedp.Navigate(s.base+"/#s="+sid), chromedp.Reload())
 		m0 := metrics()
@@ -113,10 +102,7 @@ func BenchmarkBrowserRender2000Messages(b *testing.B) {
 			b.Fatal(err)
 		}
 		replay += t["attachEnd"] - t["attachStart"]
-		m1 := metrics()
-		for _, k := range []string{"TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "LayoutCount", "RecalcStyleCount", "Nodes"} {
-			b.Logf("%s: %.3f", k, m1[k]-m0[k])
-		}
+		logMetrics(b, m0, metrics())
 		attach += t["attachStart"]
 	}
 	b.ReportMetric(total/float64(b.N), "ms/load")
@@ -142,10 +128,11 @@ func BenchmarkBrowserStream20000Chunks(b *testing.B) {
 	prompt := strings.Join(lines, `\n`)
 	var worst, chunks float64
 	for i := 0; b.Loop(); i++ {
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__long = []; new PerformanceObserver(l => { for (const e of l.getEntries()) __long.push(e.duration); }).observe({type: "longtask"}); true`))
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`if (!window.__long) new PerformanceObserver(l => { for (const e of l.getEntries()) __long.push(e.duration); }).observe({type: "longtask"}); window.__long = []; true`))
 		if err != nil {
 			b.Fatal(err)
 		}
+		m0 := pageMetrics(ctx)
 		n := 0
 		c.call("session/prompt", `{"sessionId":"`+sid+`","prompt":"`+prompt+`"}`, func(m map[string]any) {
 			if p, _ := m["params"].(map[string]any); p["type"] == "agent_message_chunk" {
@@ -162,7 +149,32 @@ func BenchmarkBrowserStream20000Chunks(b *testing.B) {
 		for _, d := range long {
 			worst = max(worst, d)
 		}
+		logMetrics(b, m0, pageMetrics(ctx))
+		b.Logf("tasks over 50 ms (the page's long-task entries): %v", long)
 	}
 	b.ReportMetric(chunks, "chunks/turn")
 	b.ReportMetric(worst, "max-task-ms")
+}
+
+// pageMetrics are the page's DevTools Performance metrics (seconds of task, script,
+// layout and style work so far, and counts).
+func pageMetrics(ctx context.Context) map[string]float64 {
+	out := map[string]float64{}
+	chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		cdp.Call(ctx, tg, performance.Enable, performance.EnableParams{})
+		r, err := cdp.Call(ctx, tg, performance.GetMetrics, cdp.Empty{})
+		for _, m := range r.Metrics {
+			out[m.Name] = m.Value
+		}
+		return err
+	}))
+	return out
+}
+
+func logMetrics(b *testing.B, m0, m1 map[string]float64) {
+	var parts []string
+	for _, k := range []string{"TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "LayoutCount"} {
+		parts = append(parts, fmt.Sprintf("%s %.3f", k, m1[k]-m0[k]))
+	}
+	b.Logf("DevTools metrics over the run: %s", strings.Join(parts, ", "))
 }

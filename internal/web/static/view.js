@@ -21,26 +21,23 @@ function summary(input) {
 const foldLines = 200;
 // A streaming reply renders again at most this much of its end each frame.
 const tailBytes = 4096;
+// A streaming reply draws at most this much more of itself each frame.
+const frameBytes = 16384;
 
-// settle moves a markdown block's text up to its last line that ends outside a code
-// fence from the re-rendered tail to the final part.
-function settle(b) {
+// settle moves a markdown block's text, up to its last line before upTo that ends
+// outside a code fence, from the re-rendered tail to the final part.
+function settle(b, upTo) {
   let cut = b.cut;
-  let fence = b.fence;
+  let fence = false;
   let at = b.cut;
-  let fenceAt = fence;
-  for (let i = b.text.indexOf("\n", at); i >= 0; i = b.text.indexOf("\n", at)) {
+  for (let i = b.text.indexOf("\n", at); i >= 0 && i < upTo; i = b.text.indexOf("\n", at)) {
     if (/^\s*```/.test(b.text.slice(at, i))) fence = !fence;
     at = i + 1;
-    if (!fence) {
-      cut = at;
-      fenceAt = fence;
-    }
+    if (!fence) cut = at;
   }
   if (cut === b.cut) return;
   b.done.insertAdjacentHTML("beforeend", markdown(b.text.slice(b.cut, cut)));
   b.cut = cut;
-  b.fence = fenceAt;
 }
 
 export class SessionView {
@@ -111,7 +108,7 @@ export class SessionView {
       const done = el("div", "md-done");
       const tail = el("div", "md-tail");
       e.append(done, tail);
-      this.cur = { el: e, done, tail, text: "", cut: 0, fence: false };
+      this.cur = { el: e, done, tail, text: "", cut: 0, shown: 0 };
       this.append(e);
     }
     this.cur.text += text;
@@ -145,16 +142,23 @@ export class SessionView {
   // so a long stream costs each frame its new text, not all of it.
   flush() {
     this.framePending = false;
+    const behind = [];
     for (const b of this.dirty) {
       if (b.plain) {
         b.el.append(b.text.slice(b.shown));
         b.shown = b.text.length;
         continue;
       }
-      if (b.text.length - b.cut > tailBytes) settle(b);
-      b.tail.innerHTML = markdown(b.text.slice(b.cut));
+      // At most frameBytes more of it a frame: a burst is drawn over a few frames
+      // instead of in one long task.
+      const upTo = Math.min(b.text.length, b.shown + frameBytes);
+      if (upTo - b.cut > tailBytes) settle(b, upTo);
+      b.tail.innerHTML = markdown(b.text.slice(b.cut, upTo));
+      b.shown = upTo;
+      if (upTo < b.text.length) behind.push(b);
     }
     this.dirty.clear();
+    for (const b of behind) this.mark(b);
     if (this.atEnd) this.scrollSoon();
   }
 
