@@ -97,7 +97,7 @@ func BenchmarkBrowserRender2000Messages(b *testing.B) {
 			b.Fatal(err)
 		}
 		total += ms
-		t, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`zeroclaw.timings[` + strconv.Quote(sid) + `]`))
+		t, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`zeroclaw.timings[`+strconv.Quote(sid)+`]`))
 		if err != nil {
 			b.Fatal(err)
 		}

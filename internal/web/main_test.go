@@ -55,7 +55,7 @@ func cleanEnv(home string) []string {
 
 // stack is one daemon and one zeroclaw web on it, in a HOME of their own.
 type stack struct {
-	t testing.TB
+	t      testing.TB
 	home   string
 	sock   string
 	daemon *proc

@@ -16,7 +16,7 @@ import (
 
 // tab is a browser tab's WebSocket as a test drives it.
 type tab struct {
-	t testing.TB
+	t  testing.TB
 	ws *websocket.Conn
 	id int
 }
