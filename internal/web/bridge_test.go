@@ -123,6 +123,13 @@ func TestAForeignOriginIsRefused(t *testing.T) {
 			t.Errorf("login from origin %q: %s", origin, res.Status)
 		}
 	}
+	// A name rebound to 127.0.0.1 is a foreign origin too, even when Origin and Host
+	// agree.
+	req, _ := http.NewRequest("GET", s.base+"/", nil)
+	req.Host = "rebound.example:" + strings.Split(s.base, ":")[2]
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("a request for host %s: %v %v", req.Host, res.Status, err)
+	}
 	tb, _, err := s.dialTab(c, s.base)
 	if err != nil {
 		t.Fatalf("upgrade from the server's own origin: %v", err)

@@ -131,6 +131,19 @@ func loopback(listen string) bool {
 	if err != nil {
 		return false
 	}
+	return loopbackName(host)
+}
+
+// loopbackHost reports whether a request's Host names a loopback address.
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	return loopbackName(host)
+}
+
+func loopbackName(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

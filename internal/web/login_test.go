@@ -14,4 +14,9 @@ func TestWhichListenAddressesAreLoopback(t *testing.T) {
 			t.Errorf("loopback(%q) = %v, want %v", addr, got, want)
 		}
 	}
+	for host, want := range map[string]bool{"127.0.0.1:7781": true, "localhost": true, "[::1]:1": true, "[::1]": true, "rebound.example:7781": false, "10.0.0.1": false} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
 }

@@ -67,6 +67,12 @@ var public = map[string]bool{"login.js": true, "login.css": true}
 // files need the login. Every response carries the headers of headers().
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	headers(w)
+	if !s.remote && !loopbackHost(r.Host) {
+		// On loopback only loopback names: a page whose name was rebound to
+		// 127.0.0.1 (DNS rebinding) is its own origin and must not pass for ours.
+		http.Error(w, "forbidden: this server answers only to a loopback host name", http.StatusForbidden)
+		return
+	}
 	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
 	switch {
 	case name == "login":
