@@ -140,8 +140,14 @@ func BenchmarkBrowserStream20000Chunks(b *testing.B) {
 			}
 		})
 		chunks = float64(n)
-		want := fmt.Sprintf(`document.querySelectorAll(".msg.assistant")[%d]?.textContent.includes("line 15999 of the stream")`, i)
-		run(b, ctx, "the whole stream shown", waitJS(want))
+		want := fmt.Sprintf(`[...document.querySelectorAll(".msg.assistant")].filter(e => e.textContent.includes("line 15999 of the stream")).length === %d`, i+1)
+		if err := chromedp.Do(ctx, waitJS(want)); err != nil {
+			st, _ := eval[string](ctx, `JSON.stringify((() => { const v = [...zeroclaw.sessions.values()][0].view; const c = v.cur;
+				return {n: document.querySelectorAll(".msg.assistant").length, dom: [...document.querySelectorAll(".msg.assistant")].map(e => e.textContent.length),
+					cur: c && {text: c.text.length, shown: c.shown, cut: c.cut}, dirty: v.dirty.size, pending: v.framePending, lastSeq: [...zeroclaw.sessions.values()][0].lastSeq,
+					hidden: document.hidden, vis: document.visibilityState}; })())`)
+			b.Fatalf("the whole stream shown: %v; %s", err, st)
+		}
 		long, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`__long`))
 		if err != nil {
 			b.Fatal(err)

@@ -2,7 +2,7 @@
 // daemon's protocol over the bridge (rpc.js) and resumes after a dropped link or a
 // daemon restart from the last seq it saw of each session it shows.
 import { Link, RPCError } from "./rpc.js";
-import { SessionView } from "./view.js";
+import { SessionView, onFrame } from "./view.js";
 import { Approvals, ask } from "./dialogs.js";
 import { upload } from "./upload.js";
 
@@ -132,11 +132,12 @@ function notified(method, u) {
 }
 
 // showTurnSoon is showTurn at the next frame, once for all the updates of a frame.
-let turnFrame = 0;
+let turnFrame = false;
 function showTurnSoon(s) {
   if (turnFrame) return;
-  turnFrame = requestAnimationFrame(() => {
-    turnFrame = 0;
+  turnFrame = true;
+  onFrame(() => {
+    turnFrame = false;
     if (s === sessions.get(current)) showTurn(s);
   });
 }

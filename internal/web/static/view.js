@@ -4,6 +4,20 @@
 // stream costs one render per frame, not one per chunk.
 import { esc, markdown, diffHTML } from "./md.js";
 
+// onFrame runs fn at the next animation frame, or after 100 ms when no frame comes
+// (a hidden tab, a browser that throttles frames), whichever is first.
+export function onFrame(fn) {
+  let done = false;
+  const run = () => {
+    if (!done) {
+      done = true;
+      fn();
+    }
+  };
+  requestAnimationFrame(run);
+  setTimeout(run, 100);
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -36,7 +50,10 @@ function settle(b, upTo) {
     if (!fence) cut = at;
   }
   if (cut === b.cut) return;
-  b.done.insertAdjacentHTML("beforeend", markdown(b.text.slice(b.cut, cut)));
+  const seg = document.createElement("div");
+  seg.className = "seg";
+  seg.innerHTML = markdown(b.text.slice(b.cut, cut));
+  b.done.append(seg);
   b.cut = cut;
 }
 
@@ -80,7 +97,7 @@ export class SessionView {
   scrollSoon() {
     if (this.scrollPending) return;
     this.scrollPending = true;
-    requestAnimationFrame(() => {
+    onFrame(() => {
       this.scrollPending = false;
       if (this.atEnd) this.root.scrollTop = this.root.scrollHeight;
     });
@@ -133,7 +150,7 @@ export class SessionView {
     this.dirty.add(block);
     if (this.framePending) return;
     this.framePending = true;
-    requestAnimationFrame(() => this.flush());
+    onFrame(() => this.flush());
   }
 
   // flush renders what changed since the last frame. Plain text only appends what
