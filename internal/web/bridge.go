@@ -20,9 +20,10 @@ import (
 // (docs/protocol.md, "The web client"): each text message from the tab is one line
 // to the daemon, each line from the daemon one text message to the tab. The tab's
 // messages obey the socket's limits (wss.Framer: 8 MiB, else frame_too_large and
-// the close), and a tab that stops reading stops the bridge reading its daemon
-// connection only: the daemon lags that connection as it lags any slow client, and a
-// write to the tab that stalls 30 s closes both.
+// the close). Frames for the tab wait in its outbox (16 MiB) while the browser is
+// behind; a tab that stops reading fills it and then stops the bridge reading its
+// daemon connection only: the daemon lags that connection as it lags any slow
+// client, and a write to the tab that stalls 30 s closes both.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, l login) {
 	if !s.sameOrigin(r) {
 		s.log.Info("web upgrade refused: foreign origin", "peer", r.RemoteAddr, "origin", r.Header.Get("Origin"))
@@ -64,18 +65,33 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, l login) {
 }
 
 // toTab copies the daemon's frames to the tab until either side ends, then closes
-// the tab, which ends toDaemon.
+// the tab, which ends toDaemon. A reader takes the daemon's frames into the tab's
+// outbox as they come; this goroutine writes them out at the tab's pace.
 func (s *Server) toTab(daemon *jsonrpc.NDJSON, tab *wss.Framer) {
-	defer tab.Close()
+	ob := newOutbox()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer ob.close()
+		for {
+			frame, err := daemon.ReadFrame()
+			if err != nil || !ob.push(frame) {
+				return
+			}
+		}
+	}()
 	for {
-		frame, err := daemon.ReadFrame()
-		if err != nil {
-			return
+		frame, ok := ob.pop()
+		if !ok {
+			break
 		}
 		if err := tab.WriteFrame(frame); err != nil {
-			return
+			ob.discard()
+			break
 		}
 	}
+	tab.Close() // ends toDaemon, which closes the daemon connection, which ends the reader
+	<-read
 }
 
 // toDaemon copies the tab's messages to the daemon until either side ends.

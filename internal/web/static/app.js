@@ -20,7 +20,8 @@ const approvals = new Approvals((u, decision) =>
 // For tests, benchmarks and the console: the link, the sessions, the connection
 // state, and when each session's last attach began and ended (performance.now()).
 const timings = {};
-window.zeroclaw = { link, sessions, timings, state: () => $("conn").className };
+const counts = {}; // updates applied, by type
+window.zeroclaw = { link, sessions, timings, counts, state: () => $("conn").className };
 
 function showState(state) {
   const c = $("conn");
@@ -98,7 +99,10 @@ async function rowsThenLive(s, call) {
   } finally {
     const held = s.held;
     s.held = null;
-    for (const u of held) s.view.apply(u);
+    for (const u of held) {
+      s.view.apply(u);
+      counts[u.type] = (counts[u.type] || 0) + 1;
+    }
   }
 }
 
@@ -113,6 +117,7 @@ function notified(method, u) {
     return;
   }
   if (u.type === "lagged") {
+    counts.lagged = (counts.lagged || 0) + 1;
     attach(s, s.lastSeq).catch((e) => s.view.note("error", "could not catch up: " + e.message));
     return;
   }
@@ -121,6 +126,7 @@ function notified(method, u) {
     s.lastSeq = u.seq;
   }
   s.view.apply(u);
+  counts[u.type] = (counts[u.type] || 0) + 1;
   if (u.type === "session_info") {
     s.info = { mode: u.mode, model: u.model, title: u.title };
     refreshList();
