@@ -3,6 +3,7 @@ package rpc
 import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // narrow is initialize's authToken on a local connection (docs/protocol.md, "The
@@ -16,22 +17,22 @@ import (
 func (s *Server) narrow(local auth.Credential, token string) (auth.Credential, string, error) {
 	hash, ok := s.cfg.Pairings.Verify(token)
 	if !ok {
-		return local, "", jsonrpc.NewError(jsonrpc.CodeUnauthenticated,
+		return local, "", jsonrpc.NewError(protocol.CodeUnauthenticated,
 			"authentication failed: authToken is not a paired token (revoked, or never paired)",
 			map[string]any{"reason": "auth_token_invalid"})
 	}
 	cfg := s.cfg.Config.Current()
 	own, err := s.policy().Resolve(cfg, local)
 	if err != nil {
-		return local, "", jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
+		return local, "", jsonrpc.Errorf(protocol.CodeUnauthenticated, "authentication failed: %v", err)
 	}
 	cred := auth.Credential{UID: -1, Pairing: hash}
 	theirs, err := s.policy().Resolve(cfg, cred)
 	if err != nil {
-		return local, "", jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
+		return local, "", jsonrpc.Errorf(protocol.CodeUnauthenticated, "authentication failed: %v", err)
 	}
 	if !own.Principal.Admin && theirs.Principal != own.Principal {
-		return local, "", jsonrpc.NewError(jsonrpc.CodeForbidden,
+		return local, "", jsonrpc.NewError(protocol.CodeForbidden,
 			"forbidden: a local connection's authToken may only narrow its principal, and this token is "+theirs.Principal.ID,
 			map[string]any{"reason": "auth_token_widens", "principal": own.Principal.ID})
 	}
