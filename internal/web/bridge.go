@@ -20,7 +20,7 @@ import (
 // (docs/protocol.md, "The web client"): each text message from the tab is one line
 // to the daemon, each line from the daemon one text message to the tab. The tab's
 // messages obey the socket's limits (wss.Framer: 8 MiB, else frame_too_large and
-// the close). Frames for the tab wait in its outbox (16 MiB) while the browser is
+// the close). Frames for the tab wait in its outbox (1 MiB) while the browser is
 // behind; a tab that stops reading fills it and then stops the bridge reading its
 // daemon connection only: the daemon lags that connection as it lags any slow
 // client, and a write to the tab that stalls 30 s closes both.

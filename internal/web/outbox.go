@@ -3,12 +3,15 @@ package web
 import "sync"
 
 // Bounds of a tab's outbox: the daemon's frames read for a tab and not yet written
-// to its WebSocket. A burst (a turn of 20,000 chunks) waits here while the browser
-// catches up; a tab that stays behind fills it, and the bridge then stops reading
-// its daemon connection, which the daemon lags like any slow client.
+// to its WebSocket. A burst waits here while the browser catches up, so the
+// daemon's writer of the tab's connection is not held by each WebSocket write; what
+// a tab is further behind than that, the daemon keeps for it (rpc.replay_bytes,
+// docs/protocol.md, "No reader is lost"). A tab that stays behind fills it, and the
+// bridge then stops reading its daemon connection, which the daemon lags like any
+// slow client.
 const (
-	outboxBytes  = 16 << 20
-	outboxFrames = 1 << 16
+	outboxBytes  = 1 << 20
+	outboxFrames = 1 << 12
 )
 
 // outbox is a bounded FIFO of frames between one reader and one writer.
