@@ -180,21 +180,38 @@ func TestAMessageIsOneLine(t *testing.T) {
 }
 
 // docs/protocol.md, "The web client": a tab that stops reading holds up only its own
-// connection: another tab on the same session streams a whole turn and gets answers
+// connection: another tab on the same session streams whole turns and gets answers
 // meanwhile, and the stalled tab, once it reads again, has every update in order up
-// to a lagged notice (if the daemon lagged it), from which session/attach catches up.
+// to its lagged notice, from which session/attach catches up.
+//
+// The daemon lags a connection whose backlog passes rpc.replay_bytes (4 MiB here)
+// once the bridge's outbox and the sockets' buffers are full. Turns of 200 KB
+// prompts (400 KB of updates, so that the tab that reads is never that far behind
+// even while the echo provider outruns it) go on until the daemon's log says it
+// lagged one: a few seconds, well within the 20 s after which the bridge pings the
+// silent tab and closes it.
 func TestAStalledTabIsLaggedNotTheBridge(t *testing.T) {
-	s := newStack(t, "[rpc]\nreplay_events = 200\n")
+	s := newStack(t, "[rpc]\nreplay_events = 200\nreplay_bytes = 4194304\n")
 	stalled := s.openTab()
 	sid := stalled.call("session/new", `{"agentAlias":"default"}`)["sessionId"].(string)
+	stalledSince := time.Now()
 	reader := s.openTab()
 	reader.call("session/attach", `{"sessionId":"`+sid+`"}`)
 	line := strings.Repeat("y", 2000)
-	prompt := strings.TrimSuffix(strings.Repeat(line+`\n`, 3000), `\n`)
+	prompt := strings.TrimSuffix(strings.Repeat(line+`\n`, 100), `\n`)
+	const lagLogged = "a connection's backlog passed rpc.replay_bytes"
 	var last float64
-	for turn := 0; turn < 3; turn++ {
+	turn := 0
+	for ; !strings.Contains(s.daemon.String(), lagLogged); turn++ {
+		if turn == 100 {
+			t.Fatalf("a tab that read nothing of 100 turns of 400 KB of updates was not lagged (rpc.replay_bytes = 4 MiB); daemon log:\n%s", s.daemon)
+		}
 		res := reader.callSeeing("session/prompt", `{"sessionId":"`+sid+`","prompt":"`+prompt+`"}`, func(m frame) {
-			if p, _ := m["params"].(frame); p["seq"] != nil {
+			p, _ := m["params"].(frame)
+			if p["type"] == "lagged" {
+				t.Fatalf("the tab that reads was lagged: %v", p)
+			}
+			if p["seq"] != nil {
 				last = p["seq"].(float64)
 			}
 		})
@@ -205,11 +222,11 @@ func TestAStalledTabIsLaggedNotTheBridge(t *testing.T) {
 		reader.call("status", "{}")
 		t.Logf("turn %d: status answered in %s while a tab is stalled", turn, time.Since(start))
 	}
+	t.Logf("the daemon lagged the stalled tab's connection after %d turns, %s after it stopped reading", turn, time.Since(stalledSince))
 	// Now the stalled tab reads: updates in seq order with no gap, up to its lagged
-	// notice or the last update.
+	// notice.
 	var seq float64
-	lagged := false
-	for seq < last && !lagged {
+	for lagged := false; !lagged; {
 		m, err := stalled.recv(60 * time.Second)
 		if err != nil {
 			t.Fatalf("the stalled tab after seq %v: %v", seq, err)
@@ -228,12 +245,12 @@ func TestAStalledTabIsLaggedNotTheBridge(t *testing.T) {
 			} else {
 				seq = n
 			}
+			if seq >= last {
+				t.Fatalf("the stalled tab read every update (to seq %v) with no lagged notice, though the daemon logged one", seq)
+			}
 		}
 	}
 	t.Logf("the stalled tab: lagged at seq %v of %v", seq, last)
-	if !lagged {
-		t.Fatal("a tab that read nothing of three 6 MB turns was not lagged (with rpc.replay_events = 200)")
-	}
 	// It catches up as any client: the replay, or replay_truncated when the log
 	// (200 updates here) no longer holds what it missed.
 	var got float64
