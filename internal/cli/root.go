@@ -46,5 +46,6 @@ func root(stdout, stderr io.Writer, run TUIRunner) *cobra.Command {
 	root.AddCommand(memoryCmd())
 	root.AddCommand(tuiCmd(run))
 	root.AddCommand(mcpCmd())
+	root.AddCommand(webCmd())
 	return root
 }
