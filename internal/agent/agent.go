@@ -69,6 +69,16 @@ type Turn struct {
 	Controls func() (model, autonomy string)
 	// Used, when set, is told each model call's usage as the call ends.
 	Used func(u provider.Usage)
+	// Steer, when set, is asked before every model call, and when the model answers
+	// without tool calls, for the user messages that joined the turn meanwhile
+	// (docs/protocol.md, "Steering"), already recorded by the caller: they join the
+	// context in order before the next model call, and a turn the model would have
+	// ended goes on to answer them. Hooks.Message is not called for them.
+	Steer func() []provider.Message
+	// Compact, when set, is given the context before every model call and returns
+	// the one to send: the same, or a compacted one (docs/protocol.md, "Automatic
+	// compaction"). It must keep the messages of the turn's last user message on.
+	Compact func(ctx context.Context, msgs []provider.Message) []provider.Message
 }
 
 // Outcome is how a turn ended.
@@ -104,6 +114,12 @@ func Run(ctx context.Context, t Turn) Outcome {
 	for step := 0; ; step++ {
 		if step == t.MaxSteps {
 			return out(MaxSteps)
+		}
+		if t.Steer != nil {
+			msgs = append(msgs, t.Steer()...)
+		}
+		if t.Compact != nil {
+			msgs = t.Compact(ctx, msgs)
 		}
 		if t.Controls != nil {
 			t.Model, t.Autonomy = t.Controls()
@@ -160,6 +176,12 @@ func Run(ctx context.Context, t Turn) Outcome {
 		}
 		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if len(res.ToolCalls) == 0 {
+			if t.Steer != nil {
+				if joined := t.Steer(); len(joined) > 0 {
+					msgs = append(msgs, joined...)
+					continue
+				}
+			}
 			return out(EndTurn)
 		}
 		for _, call := range res.ToolCalls {

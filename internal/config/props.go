@@ -125,7 +125,7 @@ func isLeaf(t reflect.Type) bool {
 		return t.Elem().Kind() == reflect.String
 	case reflect.Pointer:
 		switch e := t.Elem(); e.Kind() {
-		case reflect.Int, reflect.Bool:
+		case reflect.Int, reflect.Bool, reflect.Float64:
 			return true
 		case reflect.Slice:
 			return e.Elem().Kind() == reflect.String
@@ -266,6 +266,8 @@ func writeMasked(enc *jsontext.Encoder, v reflect.Value, secret bool) {
 		enc.WriteToken(jsontext.Int(v.Int()))
 	case reflect.Bool:
 		enc.WriteToken(jsontext.Bool(v.Bool()))
+	case reflect.Float64:
+		enc.WriteToken(jsontext.Float(v.Float()))
 	default:
 		panic(fmt.Sprintf("config: no JSON form for %s", v.Type()))
 	}
@@ -361,6 +363,12 @@ func assign(v reflect.Value, value jsontext.Value, prop string) error {
 			return want("an integer (a JSON number, or a string holding one)")
 		}
 		v.SetInt(n)
+	case reflect.Float64:
+		f, ok := parseFloat(value)
+		if !ok {
+			return want("a number (a JSON number, or a string holding one)")
+		}
+		v.SetFloat(f)
 	case reflect.Bool:
 		switch {
 		case value.Kind() == 't' || value.Kind() == 'f':
@@ -410,6 +418,20 @@ func parseInt(value jsontext.Value) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// parseFloat accepts a finite JSON number, or a JSON string holding one.
+func parseFloat(value jsontext.Value) (float64, bool) {
+	text := string(value)
+	if value.Kind() == '"' {
+		if json.Unmarshal(value, &text) != nil {
+			return 0, false
+		}
+	} else if value.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 // Clone returns a deep copy of c: changing the copy never touches c.

@@ -66,6 +66,13 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 // as its client sent it (nil when not): the prompt's user_message and its stored
 // message embed quoted instead of encoding text again.
 func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext.Value, operationID string) (PromptResult, error) {
+	return s.prompt(ctx, text, quoted, operationID, false)
+}
+
+// prompt is PromptQuoted; detached, it returns once the turn has begun (its prompt
+// stored), with only the turn's id, and the turn's answer goes to nobody
+// (session/steer starting a turn, steer.go).
+func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value, operationID string, detached bool) (PromptResult, error) {
 	finish := func(*PromptResult) {}
 	if operationID != "" {
 		op, answered, err := s.claimOperation(ctx, operationID)
@@ -92,7 +99,8 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 	}
 	turnCtx, cancel := context.WithCancelCause(s.mgr.life)
 	// What the turn owes storage is written even once the turn is cancelled.
-	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx), op: operationID}
+	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx), op: operationID,
+		steers: &steerInbox{}}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -126,19 +134,25 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		defer func() { <-s.slot }()
 		defer cancel(nil)
 		toolSet, lookup := s.turnTools(turnCtx)
+		h := &hooks{s: s, turn: t}
 		out := agent.Run(turnCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			ToolSet: toolSet, Lookup: lookup,
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
-			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
-			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u) },
+			Hooks: h, CallID: t.callID,
+			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u); s.noteUsage(u) },
+			Steer: h.steered, Compact: h.autoCompact,
 		})
+		s.closeSteers(t) // a steer from now on starts the next turn
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
 		if storageErr == nil { // else repair reloads the context from the store
 			s.context, s.contextIDs = out.Context, contextIDs(historyIDs, len(history), t.ids, len(out.Context))
+			if t.compacted { // the context is no longer history then the turn's checkpoints
+				s.contextIDs = make([]int64, len(out.Context))
+			}
 		}
 		s.turn = nil
 		s.trimTailLocked() // idle now: an emptied tail keeps no block
@@ -167,6 +181,10 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		case <-s.done:
 		}
 	}()
+	if detached {
+		release() // nobody waits for this answer
+		return PromptResult{SessionID: s.ID, TurnID: t.id}, nil
+	}
 	select {
 	case r := <-result:
 		return r, nil

@@ -65,9 +65,13 @@ type Update struct {
 	Mode  *string `json:"mode,omitzero"`
 	Model *string `json:"model,omitzero"`
 	Title *string `json:"title,omitzero"`
-	// history_compacted: the retained context's size in characters.
+	// history_compacted: the retained context's size in characters; Auto when the
+	// daemon compacted on its own (docs/protocol.md, "Automatic compaction").
 	Before *int `json:"before,omitzero"`
 	After  *int `json:"after,omitzero"`
+	Auto   bool `json:"auto,omitzero"`
+	// Steered marks the user_message of a session/steer that joined a running turn.
+	Steered bool `json:"steered,omitzero"`
 	// usage of one model call.
 	InputTokens       *int     `json:"inputTokens,omitzero"`
 	OutputTokens      *int     `json:"outputTokens,omitzero"`

@@ -1,0 +1,165 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+)
+
+// session/steer (docs/protocol.md, "Steering"): a text that joins the running turn
+// as a user message before its next model call, or starts a turn when none runs.
+//
+// A steer waits in the running turn's inbox until the turn takes it, at its next
+// model call (or when the model answers without tool calls, which then goes on):
+// the turn stores it as a checkpoint of its own, after whatever the turn stored
+// before (the tool results of the step), publishes its user_message (steered), and
+// only then is the steer answered "injected". A turn that ends first closes its
+// inbox under the session's lock and hands back what it did not take: those, and
+// any steer that finds no open inbox, start a turn of their own, as session/prompt
+// does. So a steer racing a turn's end joins that turn or starts the next one,
+// never both, and is never lost.
+
+// Outcomes of session/steer.
+const (
+	SteerInjected    = "injected"
+	SteerStartedTurn = "startedTurn"
+)
+
+// SteerResult is what session/steer answers.
+type SteerResult struct {
+	Outcome string `json:"outcome"`
+	TurnID  string `json:"turnId"`
+}
+
+// steerInbox holds the steers a running turn has not taken yet; under s.mu.
+type steerInbox struct {
+	pending []*steer
+	closed  bool // the turn takes no more: the agent loop has returned
+}
+
+// steer is one session/steer waiting for the turn; done gets its fate once.
+type steer struct {
+	text string
+	done chan steerFate // buffered: the turn never waits for the caller
+}
+
+type steerFate struct {
+	injected bool
+	err      error
+}
+
+// Steer is session/steer on the session id, restoring it when it is not live.
+func (m *Manager) Steer(ctx context.Context, id string, c Caller, text, expectedTurnID string) (SteerResult, error) {
+	s, err := m.Obtain(ctx, id, c)
+	if err != nil {
+		return SteerResult{}, err
+	}
+	return s.Steer(ctx, text, expectedTurnID)
+}
+
+// Steer joins text to the running turn, or starts a turn with it when none runs.
+// expectedTurnID, when not empty, must name the running turn (when one runs).
+// Once the steer is in a turn's inbox, the caller going away (ctx) does not take
+// it out: it still joins the turn, or starts the next one.
+func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (SteerResult, error) {
+	if strings.TrimSpace(text) == "" {
+		return SteerResult{}, errParam("text", "", "invalid params: text must not be empty")
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return SteerResult{}, errNotFound(s.ID)
+	}
+	t := s.turn
+	if t != nil && expectedTurnID != "" && expectedTurnID != t.id {
+		s.mu.Unlock()
+		return SteerResult{}, &Error{Kind: Invalid,
+			Msg: fmt.Sprintf("invalid params: expectedTurnId %s is not the running turn, %s", expectedTurnID, t.id),
+			Details: map[string]any{"param": "expectedTurnId", "reason": "stale_turn", "turnId": t.id}}
+	}
+	if t != nil && t.steers != nil && !t.steers.closed {
+		st := &steer{text: text, done: make(chan steerFate, 1)}
+		t.steers.pending = append(t.steers.pending, st)
+		s.mu.Unlock()
+		// The turn answers every steer it was given, at the latest as it ends
+		// (closeSteers), also when the session closes.
+		fate := <-st.done
+		switch {
+		case fate.err != nil:
+			return SteerResult{}, fate.err
+		case fate.injected:
+			return SteerResult{Outcome: SteerInjected, TurnID: t.id}, nil
+		}
+		// The turn ended before it took the steer: it starts the next one.
+	} else {
+		s.mu.Unlock()
+	}
+	r, err := s.prompt(ctx, text, nil, "", true)
+	if err != nil {
+		return SteerResult{}, err
+	}
+	return SteerResult{Outcome: SteerStartedTurn, TurnID: r.TurnID}, nil
+}
+
+// closeSteers closes the turn's inbox and hands back the steers it did not take,
+// which then start a turn of their own. The turn's goroutine calls it once the
+// agent loop has returned.
+func (s *Session) closeSteers(t *runningTurn) {
+	s.mu.Lock()
+	left := t.steers.pending
+	t.steers.pending, t.steers.closed = nil, true
+	s.mu.Unlock()
+	for _, st := range left {
+		st.done <- steerFate{}
+	}
+}
+
+// steered is the turn's agent.Turn.Steer: it takes the steers waiting in the
+// inbox, stores each as a checkpoint (after the answer the hook holds, if any),
+// publishes its user_message with steered: true, answers it, and returns the
+// messages that joined the context. A steer that cannot be stored fails with a
+// Storage error, and the turn ends (storage.go); when the session is closing the
+// turn is being cancelled and the steers are handed back to start a turn (which
+// fails, not found) instead of joining one that will not call the model again.
+func (h *hooks) steered() []provider.Message {
+	s, t := h.s, h.turn
+	s.mu.Lock()
+	taken := t.steers.pending
+	t.steers.pending = nil
+	s.mu.Unlock()
+	var joined []provider.Message
+	for _, st := range taken {
+		if t.storageErr != nil {
+			st.done <- steerFate{err: errStorage(t.storageErr)}
+			continue
+		}
+		if f := t.final; f != nil {
+			t.final = nil
+			h.store(*f)
+			if t.storageErr != nil {
+				st.done <- steerFate{err: errStorage(t.storageErr)}
+				continue
+			}
+		}
+		m := provider.Message{Role: provider.RoleUser, Text: st.text}
+		id, err := s.mgr.st.AppendCheckpoint(t.storage, s.ID, t.id, m)
+		if err != nil {
+			if !s.deleted(err) {
+				s.mgr.log.Error("storing a steered message failed; the turn ends", "session", s.ID, "turn", t.id, "err", err)
+				t.failStorage(err)
+				st.done <- steerFate{err: errStorage(err)}
+			} else {
+				st.done <- steerFate{err: errNotFound(s.ID)}
+			}
+			continue
+		}
+		t.stored(s, id)
+		text := st.text
+		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text, Steered: true})
+		joined = append(joined, m)
+		st.done <- steerFate{injected: true}
+	}
+	return joined
+}
