@@ -76,7 +76,7 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 	if t != nil && expectedTurnID != "" && expectedTurnID != t.id {
 		s.mu.Unlock()
 		return SteerResult{}, &Error{Kind: Invalid,
-			Msg: fmt.Sprintf("invalid params: expectedTurnId %s is not the running turn, %s", expectedTurnID, t.id),
+			Msg:     fmt.Sprintf("invalid params: expectedTurnId %s is not the running turn, %s", expectedTurnID, t.id),
 			Details: map[string]any{"param": "expectedTurnId", "reason": "stale_turn", "turnId": t.id}}
 	}
 	if t != nil && t.steers != nil && !t.steers.closed {
@@ -162,4 +162,14 @@ func (h *hooks) steered() []provider.Message {
 		st.done <- steerFate{injected: true}
 	}
 	return joined
+}
+
+// SteersWaiting is how many steers wait for the running turn to take them.
+func (s *Session) SteersWaiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == nil || s.turn.steers == nil {
+		return 0
+	}
+	return len(s.turn.steers.pending)
 }
