@@ -47,8 +47,11 @@ type Update struct {
 	Model string `json:"model"`
 	Title string `json:"title"`
 	// history_compacted (no TurnID): the retained context's size in characters.
-	Before int `json:"before"`
-	After  int `json:"after"`
+	Before int  `json:"before"`
+	After  int  `json:"after"`
+	Auto   bool `json:"auto"` // history_compacted: the daemon compacted on its own
+	// Steered marks the user_message of a session/steer that joined a running turn.
+	Steered bool `json:"steered"`
 	// usage: one model call's tokens; ContextWindow is 0 when unknown.
 	InputTokens       int      `json:"inputTokens"`
 	OutputTokens      int      `json:"outputTokens"`

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
 	"fmt"
@@ -22,7 +23,8 @@ const (
 	ExportJSONL    = "jsonl"
 )
 
-// ExportMax is the largest export, in bytes; a bigger one is refused with its size.
+// ExportMax is the largest export, in bytes, JSON-quoted in its answer too (one
+// frame); a bigger one is refused with its size.
 const ExportMax = 8 << 20
 
 // ExportResult is what session/export answers.
@@ -54,12 +56,26 @@ func (m *Manager) Export(ctx context.Context, id string, c Caller, format string
 		m.log.Error("exporting a transcript", "session", id, "err", err)
 		return ExportResult{}, errStorage(err)
 	}
-	if w.n > ExportMax {
+	// The answer is one frame of at most ExportMax bytes for the client to read: the
+	// content, JSON-quoted, must fit it with the envelope around it.
+	if encoded := quotedLen(w.buf.Bytes()); w.n > ExportMax || encoded+exportEnvelope > ExportMax {
 		return ExportResult{}, &Error{Kind: Invalid,
 			Msg:     fmt.Sprintf("invalid params: the export is %d bytes, more than the %d an answer may carry", w.n, ExportMax),
 			Details: map[string]any{"param": "sessionId", "reason": "too_large", "bytes": w.n, "limit": ExportMax}}
 	}
 	return ExportResult{Content: w.buf.String()}, nil
+}
+
+// exportEnvelope is room for the response's envelope around the quoted content.
+const exportEnvelope = 1024
+
+// quotedLen is the length of b as a JSON string.
+func quotedLen(b []byte) int {
+	q, err := jsontext.AppendQuote(nil, b)
+	if err != nil {
+		return len(b) * 6 // never: the store's rows are valid UTF-8
+	}
+	return len(q)
 }
 
 // exportWriter renders an export, counting every byte but keeping at most ExportMax.
