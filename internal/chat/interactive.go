@@ -24,6 +24,10 @@ const (
 )
 
 const chatHelp = `Type a prompt and press Enter. Ctrl-C cancels the running turn; twice leaves.
+While a turn streams, Enter steers it: the line joins the turn before its next model
+call. A line ending in Tab (Tab, then Enter) waits for the next prompt instead.
+  /steer TEXT    join TEXT to the session's running turn (another client's too), else start one
+  /queue TEXT    while a turn streams: run TEXT as the next prompt
   /attach FILE   upload FILE into the session's workspace; it goes with the next prompt
   /cancel        cancel the session's running turn
   /sessions      list your sessions
@@ -125,17 +129,34 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
-		ch.watchTyped(watchCtx, func(line string) {
-			switch line {
-			case "":
-			case "/cancel":
+		ch.watchTyped(watchCtx, func(typed string) {
+			line := strings.TrimSpace(typed)
+			queued, isQueue := strings.CutPrefix(line, "/queue ")
+			switch {
+			case line == "":
+			case line == "/cancel":
 				ch.endLine()
 				ch.printf("%scancelling…%s\n", faint, reset)
 				go ch.c.Cancel(ctx, ch.sid)
-			default: // typed ahead: it runs when this turn is over
-				ch.typedAhead = append(ch.typedAhead, line)
+			case isQueue || strings.HasSuffix(strings.TrimRight(typed, " "), "\t"): // the next prompt
+				if !isQueue {
+					queued = line
+				}
+				if queued = strings.TrimSpace(queued); queued == "" {
+					break
+				}
+				ch.typedAhead = append(ch.typedAhead, queued)
 				ch.endLine()
 				ch.printf("%s(queued after this turn; /cancel or Ctrl-C stops the turn)%s\n", faint, reset)
+			default: // steers the running turn
+				text := strings.TrimPrefix(line, "/steer ")
+				ch.endLine()
+				ch.printf("%s(steering the turn: it takes the line before its next model call)%s\n", faint, reset)
+				go func() { // it may outlive the turn: when the turn ended first, it starts the next
+					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+					defer cancel()
+					ch.steer(sctx, text)
+				}()
 			}
 		})
 	}()
@@ -175,6 +196,20 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	}
 }
 
+// steer sends text to the session's running turn (or starts one) and says how it went.
+func (ch *chat) steer(ctx context.Context, text string) {
+	r, err := ch.c.Steer(ctx, ch.sid, text, "")
+	ch.endLine()
+	switch {
+	case err != nil:
+		ch.printf("error: %v\n", err)
+	case r.Outcome == client.SteerInjected:
+		ch.printf("%s(joined turn %s)%s\n", faint, r.TurnID, reset)
+	default:
+		ch.printf("%s(no turn was running: started turn %s)%s\n", faint, r.TurnID, reset)
+	}
+}
+
 // command runs one slash command; it reports whether to leave.
 func (ch *chat) command(text string) (quit bool) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
@@ -196,6 +231,14 @@ func (ch *chat) command(text string) (quit bool) {
 		default:
 			ch.printf("no turn is running\n")
 		}
+	case "/steer":
+		if arg == "" {
+			ch.printf("usage: /steer TEXT\n")
+			break
+		}
+		ch.steer(ctx, arg)
+	case "/queue":
+		ch.printf("no turn is running: type the prompt itself\n")
 	case "/attach":
 		if arg == "" {
 			ch.printf("usage: /attach FILE\n")

@@ -83,6 +83,7 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 		st := &steer{text: text, done: make(chan steerFate, 1)}
 		t.steers.pending = append(t.steers.pending, st)
 		s.mu.Unlock()
+		s.mgr.log.Info("steer waiting for the running turn", "session", s.ID, "turn", t.id)
 		// The turn answers every steer it was given, at the latest as it ends
 		// (closeSteers), also when the session closes.
 		fate := <-st.done
