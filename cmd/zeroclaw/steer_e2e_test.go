@@ -37,12 +37,15 @@ func TestChatSteersTheStreamingTurnWithEnterAndStartsOneWithSteer(t *testing.T) 
 	p.typeLine("go left") // Enter while the turn streams: a steer
 	p.waitFor("(steering the turn", 1)
 	awaitLog(t, d, "steer waiting for the running turn")
+	p.typeLine("/queue later one") // the next prompt, not a steer
+	p.waitFor("queued after this turn", 1)
 	if err := os.WriteFile(filepath.Join(workspace, "release"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p.waitFor("» steered: go left", 1)
 	p.waitFor("(joined turn turn_", 1)
 	p.waitFor("echo: go left", 1) // the turn's next model call answered it
+	p.waitFor("echo: later one", 1)
 	// At the prompt, with no turn running, /steer starts one.
 	p.typeLine("/steer start over")
 	p.waitFor("(no turn was running: started turn turn_", 1)
