@@ -169,3 +169,43 @@ func TestACompactionThatSavedLittleWaitsForTheContextToGrowATenth(t *testing.T) 
 		t.Errorf("history_compacted updates: %v (only the second summary was smaller)", compacted)
 	}
 }
+
+// Between two model calls of one turn (after a tool result), the compaction keeps
+// the turn's prompt, call and result as they are, after the summary; the store has
+// the same context: a session closed and restored goes on from it.
+func TestAutomaticCompactionWithinATurnKeepsTheTurnsStepsAndIsStored(t *testing.T) {
+	h, f := autoServer(t, 1000, fraction(0.5),
+		answer(big[:800], 10), // one: the next estimate is about 210 tokens
+		fakeopenai.Answer{Calls: []fakeopenai.Call{{Name: "list_dir", Args: `{"path":"."}`}}, InputTokens: 600}, // two
+		answer("the summary", 5),   // before two's second call
+		answer("two answered", 40), // two, after its tool
+		answer("three answered", 5))
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	runTurns(t, p, sid, []string{"one", "two"})
+	if !summaryRequest(f.Request(t, 2)) {
+		t.Fatalf("call 2 was not the summary request: %q", reqLines(f.Request(t, 2)))
+	}
+	if got := reqLines(f.Request(t, 2)); len(got) != 3 || got[0] != "user:one" || !strings.HasPrefix(got[2], "user:"+session.CompactRequest) {
+		t.Errorf("the summary request: %q", got)
+	}
+	got := reqLines(f.Request(t, 3))
+	if len(got) != 5 || got[0] != "user:"+session.CompactedPrompt || got[1] != "assistant:the summary" || got[2] != "user:two" ||
+		!strings.HasPrefix(got[4], "tool:") {
+		t.Fatalf("the turn's call after its tool result: %q", got)
+	}
+	u := p.updateOf("history_compacted")
+	if u["auto"] != true {
+		t.Errorf("history_compacted %v", u)
+	}
+	// Closed and restored from the store, the session goes on from the compacted context.
+	p.must("session/close", fmt.Sprintf(`{"sessionId":%q}`, sid))
+	runTurns(t, p, sid, []string{"three"})
+	got = reqLines(f.Request(t, 4))
+	if len(got) != 7 || got[0] != "user:"+session.CompactedPrompt || got[2] != "user:two" || got[5] != "assistant:two answered" || got[6] != "user:three" {
+		t.Errorf("after a restore the model got %q", got)
+	}
+	if m := p.must("session/messages", fmt.Sprintf(`{"sessionId":%q}`, sid)); m["total"] != float64(8) {
+		t.Errorf("the transcript has %v rows, want 8", m["total"])
+	}
+}

@@ -73,13 +73,16 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 		return SteerResult{}, errNotFound(s.ID)
 	}
 	t := s.turn
+	if t != nil && t.steers == nil {
+		t = nil // a compaction in the turn slot: no turn a steer could join
+	}
 	if t != nil && expectedTurnID != "" && expectedTurnID != t.id {
 		s.mu.Unlock()
 		return SteerResult{}, &Error{Kind: Invalid,
 			Msg:     fmt.Sprintf("invalid params: expectedTurnId %s is not the running turn, %s", expectedTurnID, t.id),
 			Details: map[string]any{"param": "expectedTurnId", "reason": "stale_turn", "turnId": t.id}}
 	}
-	if t != nil && t.steers != nil && !t.steers.closed {
+	if t != nil && !t.steers.closed {
 		st := &steer{text: text, done: make(chan steerFate, 1)}
 		t.steers.pending = append(t.steers.pending, st)
 		s.mu.Unlock()
