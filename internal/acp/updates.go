@@ -80,7 +80,7 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.UsageUpdate:
 		b.usage(sid, u)
 	case client.HistoryCompacted:
-		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After)
+		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After, "auto", u.Auto)
 	default:
 		b.log.Debug("ignored an update of an unknown type", "type", u.Type)
 	}

@@ -209,3 +209,34 @@ func TestAutomaticCompactionWithinATurnKeepsTheTurnsStepsAndIsStored(t *testing.
 		t.Errorf("the transcript has %v rows, want 8", m["total"])
 	}
 }
+
+// The echo provider counts words, and reports the context's size itself: its
+// sessions compact on their own too, offline.
+func TestEchoSessionsCompactOnTheirOwn(t *testing.T) {
+	conf := agentsConfig()
+	conf.Providers["small"] = config.Provider{Kind: "echo", ContextWindow: 1000}
+	conf.Agents["small"] = config.Agent{Provider: "small", Autonomy: config.Full}
+	h := startServerWith(t, Config{}, conf, session.Options{})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"small"}`)
+	runTurns(t, p, sid, []string{strings.Repeat("w ", 500), "second question", "third question"})
+	trimmed, before := p.until("history_trimmed")
+	for _, u := range before {
+		if u["type"] == "history_compacted" {
+			t.Fatalf("compacted before the trim: %v", u)
+		}
+	}
+	if trimmed["droppedMessages"] != float64(2) {
+		t.Errorf("history_trimmed %v: the first turn does not fit a summary request", trimmed)
+	}
+	if u := p.updateOf("history_compacted"); u["auto"] != true || u["after"].(float64) >= u["before"].(float64) {
+		t.Errorf("history_compacted %v", u)
+	}
+	res := p.must("session/prompt", prompt(sid, "fourth question"))
+	if res["text"] != "echo: fourth question" {
+		t.Errorf("after compaction echo answered %q", res["text"])
+	}
+	if m := p.must("session/messages", fmt.Sprintf(`{"sessionId":%q}`, sid)); m["total"] != float64(8) {
+		t.Errorf("the transcript has %v rows, want 8", m["total"])
+	}
+}

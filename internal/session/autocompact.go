@@ -36,13 +36,20 @@ type autoCompaction struct {
 // bytesPerToken is the estimate's ratio for what no provider counted yet.
 const bytesPerToken = 4
 
-// noteUsage records a model call's reported input tokens (agent.Turn.Used).
+// noteUsage records a model call's reported input tokens (agent.Turn.Used). A
+// provider that reports the context's size itself (ContextTokens: echo, whose
+// input count is the prompt's words on a turn's first call only) is taken at its
+// word: the context before the call is that less the call's output.
 func (s *Session) noteUsage(u provider.Usage) {
-	if u.InputTokens <= 0 {
+	input := u.InputTokens
+	if u.ContextTokens > 0 {
+		input = max(input, u.ContextTokens-u.OutputTokens)
+	}
+	if input <= 0 {
 		return
 	}
 	s.mu.Lock()
-	s.auto.known, s.auto.lastInput, s.auto.lastLen = true, u.InputTokens, s.auto.sending
+	s.auto.known, s.auto.lastInput, s.auto.lastLen = true, input, s.auto.sending
 	s.mu.Unlock()
 }
 
