@@ -240,3 +240,14 @@ func TestEchoSessionsCompactOnTheirOwn(t *testing.T) {
 		t.Errorf("the transcript has %v rows, want 8", m["total"])
 	}
 }
+
+// compact_at unset is 0.8: the third turn's estimate, over 950 of 1000, passes it.
+func TestCompactAtDefaultsToEightTenths(t *testing.T) {
+	h, f := autoServer(t, 1000, nil, threeScript...)
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	runTurns(t, p, sid, threeTurns)
+	if f.Count() != 4 || !summaryRequest(f.Request(t, 2)) || summaryRequest(f.Request(t, 1)) {
+		t.Errorf("%d model calls; the third is a summary request: %v", f.Count(), f.Count() > 2 && summaryRequest(f.Request(t, 2)))
+	}
+}
