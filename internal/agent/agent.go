@@ -73,8 +73,9 @@ type Turn struct {
 	// without tool calls, for the user messages that joined the turn meanwhile
 	// (docs/protocol.md, "Steering"), already recorded by the caller: they join the
 	// context in order before the next model call, and a turn the model would have
-	// ended goes on to answer them. Hooks.Message is not called for them.
-	Steer func() []provider.Message
+	// ended goes on to answer them. Hooks.Message is not called for them. ctx is
+	// the turn's: once it ended, no steer joins it.
+	Steer func(ctx context.Context) []provider.Message
 	// Compact, when set, is given the context before every model call and returns
 	// the one to send: the same, or a compacted one (docs/protocol.md, "Automatic
 	// compaction"). It must keep the messages of the turn's last user message on.
@@ -116,7 +117,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 			return out(MaxSteps)
 		}
 		if t.Steer != nil {
-			msgs = append(msgs, t.Steer()...)
+			msgs = append(msgs, t.Steer(ctx)...)
 		}
 		if t.Compact != nil {
 			msgs = t.Compact(ctx, msgs)
@@ -177,7 +178,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if len(res.ToolCalls) == 0 {
 			if t.Steer != nil {
-				if joined := t.Steer(); len(joined) > 0 {
+				if joined := t.Steer(ctx); len(joined) > 0 {
 					msgs = append(msgs, joined...)
 					continue
 				}

@@ -308,3 +308,33 @@ func TestASteerRacingTheTurnsEndJoinsItOrStartsTheNext(t *testing.T) {
 	}
 	t.Logf("outcomes: %v", outcomes)
 }
+
+// A steer waiting in a turn that is cancelled is not lost: it starts the next turn.
+func TestASteerWaitingInACancelledTurnStartsTheNext(t *testing.T) {
+	h, f := steerServer(t,
+		fakeopenai.Answer{Calls: []fakeopenai.Call{{Name: "write_file", Args: `{"path":"a.txt","content":"x"}`}}},
+		fakeopenai.Answer{Text: []string{"ok"}})
+	p := h.peer(t, "")
+	sid := p.newSession(`{"agentAlias":"fake"}`)
+	done := p.start("session/prompt", prompt(sid, "write a.txt"))
+	approval := p.updateOf("approval_request")
+	steered := p.start("session/steer", steer(sid, "actually, stop and say ok", ""))
+	waitSteerQueued(t, h, sid, 1)
+	p.must("session/cancel", fmt.Sprintf(`{"sessionId":%q}`, sid))
+	pr, err := p.await(done)
+	if err != nil || pr["stopReason"] != "cancelled" {
+		t.Fatalf("the cancelled prompt: %v, %v", pr, err)
+	}
+	res, err := p.await(steered)
+	if err != nil || res["outcome"] != "startedTurn" || res["turnId"] == approval["turnId"] {
+		t.Fatalf("the steer of a cancelled turn: %v, %v", res, err)
+	}
+	waitIdle(t, p, sid)
+	got := withoutFiller(reqLines(f.Request(t, 1)))
+	if len(got) == 0 || got[len(got)-1] != "user:actually, stop and say ok" {
+		t.Errorf("the next turn was sent %q", got)
+	}
+	if n := userRows(t, p, sid); n != 2 {
+		t.Errorf("%d user rows, want 2", n)
+	}
+}

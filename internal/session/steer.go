@@ -124,11 +124,15 @@ func (s *Session) closeSteers(t *runningTurn) {
 // inbox, stores each as a checkpoint (after the answer the hook holds, if any),
 // publishes its user_message with steered: true, answers it, and returns the
 // messages that joined the context. A steer that cannot be stored fails with a
-// Storage error, and the turn ends (storage.go); when the session is closing the
-// turn is being cancelled and the steers are handed back to start a turn (which
-// fails, not found) instead of joining one that will not call the model again.
-func (h *hooks) steered() []provider.Message {
+// Storage error, and the turn ends (storage.go). A turn that is cancelled (by
+// session/cancel, or its session closing) takes none: they are handed back as it
+// ends (closeSteers) and start a turn of their own, instead of joining one that
+// calls the model no more.
+func (h *hooks) steered(ctx context.Context) []provider.Message {
 	s, t := h.s, h.turn
+	if ctx.Err() != nil {
+		return nil
+	}
 	s.mu.Lock()
 	taken := t.steers.pending
 	t.steers.pending = nil
