@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 
 // shellUntilReleased runs until a file "release" appears in the workspace (the
@@ -98,7 +99,7 @@ func TestKill9AfterASteerWasInjectedKeepsTheSteeredMessage(t *testing.T) {
 	}
 	promptAndWait(t, d, "steer-k", "next")
 	got := roleContents(fake.Request(t, 2))
-	if !strings.Contains(got, "tool:wrote 1 bytes to a.txt") || !strings.Contains(got, "user:and then stop") ||
+	if !strings.Contains(got, "tool:wrote 1 bytes to a.txt | assistant:"+provider.SteeredReply+" | user:and then stop") ||
 		strings.Index(got, "tool:") > strings.Index(got, "user:and then stop") {
 		t.Fatalf("the model was given %q", got)
 	}

@@ -63,7 +63,7 @@ func reqLines(req map[string]any) []string {
 func withoutFiller(lines []string) []string {
 	var out []string
 	for _, l := range lines {
-		if l != "assistant:"+provider.StoppedReply {
+		if l != "assistant:"+provider.StoppedReply && l != "assistant:"+provider.SteeredReply {
 			out = append(out, l)
 		}
 	}
@@ -98,6 +98,9 @@ func TestASteerJoinsTheRunningTurnAfterTheToolResultBeforeTheNextModelCall(t *te
 	// The next request: the prompt, the call, its result, then the steer (with the
 	// adapter's filler between a result and a user message, docs/protocol.md
 	// "Remote providers").
+	if all := reqLines(f.Request(t, 1)); len(all) != 5 || all[3] != "assistant:"+provider.SteeredReply {
+		t.Errorf("between the tool result and the steer the model was sent %q, want the steered filler", all)
+	}
 	got := withoutFiller(reqLines(f.Request(t, 1)))
 	if len(got) != 4 || got[0] != "user:write a.txt" || !strings.HasPrefix(got[2], "tool:") || got[3] != "user:make it blue" {
 		t.Errorf("the model call after the tool result was sent %q", got)

@@ -151,7 +151,7 @@ func (h *hooks) steered(ctx context.Context) []provider.Message {
 				continue
 			}
 		}
-		m := provider.Message{Role: provider.RoleUser, Text: st.text}
+		m := provider.Message{Role: provider.RoleUser, Text: st.text, Steered: true}
 		id, err := s.mgr.st.AppendCheckpoint(t.storage, s.ID, t.id, m)
 		if err != nil {
 			if !s.deleted(err) {
