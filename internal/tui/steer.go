@@ -15,10 +15,12 @@ import (
 // and Tab sends it as the next prompt instead (session/prompt, which waits for the
 // running turn).
 
-// turnStreaming reports whether a turn of the session is running as far as the UI
-// knows: one of its own prompts, or a turn it saw begin. (A steer when none runs
-// after all starts one, so a stale answer here loses nothing.)
-func (m *Model) turnStreaming() bool { return m.running > 0 || m.streaming }
+// turnStreaming reports whether a turn this UI prompted is running: the only turns
+// whose end it learns (a turn's updates say when it begins, not when it ends, and a
+// replay shows turns long over). Another client's turn gets a prompt, which waits
+// for it. (A steer when no turn runs after all starts one, so a turn that ended
+// meanwhile loses nothing.)
+func (m *Model) turnStreaming() bool { return m.running > 0 }
 
 // steer sends text to the running turn.
 func (m *Model) steer(text string) tea.Cmd {

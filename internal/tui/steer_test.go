@@ -16,7 +16,16 @@ func TestEnterSteersTheStreamingTurnAndTabQueuesTheNextPrompt(t *testing.T) {
 	if u.b.called("session/steer") {
 		t.Fatal("Enter with no turn streaming steered")
 	}
-	// A turn streams (another client's, seen begin): Enter steers it.
+	// Another client's turn (seen begin, its end unknown to this UI): Enter prompts.
+	u.push(client.Update{TurnID: "t0", Type: client.UserMessage, Text: "theirs"})
+	u.typeText("mine")
+	u.press("enter")
+	u.wantCall(`session/prompt {"prompt":"mine","sessionId":"s1"}`)
+	if u.b.called("session/steer") {
+		t.Fatal("Enter during another client's turn steered")
+	}
+	// A turn of this UI streams (its prompt in flight): Enter steers it.
+	u.m.running = 1
 	u.push(client.Update{TurnID: "t1", Type: client.UserMessage, Text: "long job"}, chunk("t1", "working"))
 	u.typeText("use the other file")
 	u.press("enter")
@@ -37,11 +46,18 @@ func TestEnterSteersTheStreamingTurnAndTabQueuesTheNextPrompt(t *testing.T) {
 	// The steered message shows in the turn.
 	u.push(client.Update{TurnID: "t1", Type: client.UserMessage, Text: "use the other file", Steered: true})
 	u.wantScreen("use the other file")
+	u.m.input.Reset() // the completed command
+	// Once the turn's answer came, Enter prompts again.
+	u.send(promptDoneMsg{r: &client.PromptResult{SessionID: "s1", TurnID: "t1", StopReason: client.StopEndTurn}})
+	u.typeText("next one")
+	u.press("enter")
+	u.wantCall(`session/prompt {"prompt":"next one","sessionId":"s1"}`)
 }
 
 func TestASteerThatStartedATurnSaysSo(t *testing.T) {
 	u := newUI(t, 80, 24)
 	u.b.answers["session/steer"] = map[string]any{"outcome": "startedTurn", "turnId": "t2"}
+	u.m.running = 1
 	u.push(client.Update{TurnID: "t1", Type: client.UserMessage, Text: "long job"})
 	u.typeText("late line")
 	u.press("enter")
