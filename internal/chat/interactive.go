@@ -96,7 +96,7 @@ func (ch *chat) interactive(s *client.Session) error {
 			continue
 		}
 		ch.line.AppendHistory(text)
-		if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "/think") && !strings.HasPrefix(text, "/tool") {
+		if isCommand(text) || strings.HasPrefix(text, "/steer ") {
 			if quit := ch.command(text); quit {
 				return nil
 			}
@@ -138,7 +138,7 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 				ch.endLine()
 				ch.printf("%scancelling…%s\n", faint, reset)
 				go ch.c.Cancel(ctx, ch.sid)
-			case isQueue || strings.HasSuffix(strings.TrimRight(typed, " "), "\t"): // the next prompt
+			case isQueue || strings.HasSuffix(strings.TrimRight(typed, " "), "\t") || isCommand(line): // after the turn
 				if !isQueue {
 					queued = line
 				}
@@ -194,6 +194,14 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 			return true
 		}
 	}
+}
+
+// isCommand reports whether a line is one of chat's commands, not a prompt: a line
+// starting with "/" but for the echo provider's "/think" and "/tool" lines (and
+// "/steer TEXT", whose TEXT steers the running turn).
+func isCommand(line string) bool {
+	return strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "/think") && !strings.HasPrefix(line, "/tool") &&
+		!strings.HasPrefix(line, "/steer ")
 }
 
 // steer sends text to the session's running turn (or starts one) and says how it went.
