@@ -154,3 +154,30 @@ func TestExportCommandPrintsMarkdownAndJSONLines(t *testing.T) {
 		t.Errorf("a bad format: exit %v, %q", err, errOut)
 	}
 }
+
+func TestTUIUnderTmuxSteersItsTurnWithEnterAndQueuesWithTab(t *testing.T) {
+	h := home(t)
+	d := startDaemon(t, h, nil)
+	workspace := filepath.Join(h, ".zeroclaw", "data", "workspaces", "default")
+	p := startTmux(t, h, 100, 30)
+	p.waitStatus("● connected")
+	p.typeText(`/tool shell {"command":"` + shellUntilReleased + `"}`)
+	p.keys("Enter")
+	p.waitFor("Allow shell?")
+	p.keys("y")
+	waitForShell(t, workspace)
+	p.typeText("go left")
+	p.keys("Enter") // the turn streams: a steer
+	awaitLog(t, d, "steer waiting for the running turn")
+	p.typeText("later one")
+	p.keys("Tab") // the next prompt: it waits for the turn
+	p.waitFor("queued: it runs once the turn is over")
+	if err := os.WriteFile(filepath.Join(workspace, "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	screen := p.waitFor("echo: later one")
+	steered, answered, queued := strings.Index(screen, "› go left"), strings.Index(screen, "echo: go left"), strings.Index(screen, "echo: later one")
+	if steered < 0 || answered < steered || queued < answered {
+		t.Fatalf("the steer, its answer and the queued prompt are out of order:\n%s", screen)
+	}
+}
