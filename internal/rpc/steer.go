@@ -39,7 +39,12 @@ func (s *Server) sessionSteer(ctx context.Context, c *connState, params jsontext
 		return nil, agentForbidden(sess.Agent.Alias)
 	}
 	sess.Attach(c) // whoever steers sees the turn stream, as whoever prompts
-	return sess.Steer(ctx, *p.Text, p.ExpectedTurnID)
+	res, err := sess.Steer(ctx, *p.Text, p.ExpectedTurnID)
+	if err == nil && res.LastSeq() > 0 {
+		// The answer follows the steered user_message on this connection.
+		sess.WaitDelivered(ctx, c, res.LastSeq())
+	}
+	return res, err
 }
 
 type exportParams struct {

@@ -119,6 +119,9 @@ func TestASteerJoinsTheRunningTurnAfterTheToolResultBeforeTheNextModelCall(t *te
 					if u["text"] != "make it blue" || u["turnId"] != turnID {
 						t.Errorf("%s: steered user_message %v", name, u)
 					}
+					if c == q && u["_n"].(float64) > res["_n"].(float64) {
+						t.Errorf("the steering connection got the answer before the steered user_message")
+					}
 					order = append(order, "steered")
 				}
 			}

@@ -31,7 +31,14 @@ const (
 type SteerResult struct {
 	Outcome string `json:"outcome"`
 	TurnID  string `json:"turnId"`
+
+	// lastSeq is the session's last seq once the steered user_message was
+	// published: the answer follows it on the steering connection (LastSeq).
+	lastSeq uint64
 }
+
+// LastSeq is the seq the answer should follow (0: none).
+func (r SteerResult) LastSeq() uint64 { return r.lastSeq }
 
 // steerInbox holds the steers a running turn has not taken yet; under s.mu.
 type steerInbox struct {
@@ -47,6 +54,7 @@ type steer struct {
 
 type steerFate struct {
 	injected bool
+	seq      uint64 // the session's last seq once its user_message was published
 	err      error
 }
 
@@ -94,9 +102,11 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 		case fate.err != nil:
 			return SteerResult{}, fate.err
 		case fate.injected:
-			return SteerResult{Outcome: SteerInjected, TurnID: t.id}, nil
+			return SteerResult{Outcome: SteerInjected, TurnID: t.id, lastSeq: fate.seq}, nil
 		}
-		// The turn ended before it took the steer: it starts the next one.
+		// The turn ended before it took the steer: it starts the next one, also
+		// when the caller has gone away meanwhile (the steer was accepted).
+		ctx = context.WithoutCancel(ctx)
 	} else {
 		s.mu.Unlock()
 	}
@@ -166,8 +176,11 @@ func (h *hooks) steered(ctx context.Context) []provider.Message {
 		t.stored(s, id)
 		text := st.text
 		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text, Steered: true})
+		s.pub.Lock()
+		seq := s.seq
+		s.pub.Unlock()
 		joined = append(joined, m)
-		st.done <- steerFate{injected: true}
+		st.done <- steerFate{injected: true, seq: seq}
 	}
 	return joined
 }
