@@ -47,7 +47,10 @@ func TestChatSteersTheStreamingTurnWithEnterAndStartsOneWithSteer(t *testing.T) 
 	p.waitFor("(joined turn turn_", 1)
 	p.waitFor("echo: go left", 1) // the turn's next model call answered it
 	p.waitFor("echo: later one", 1)
-	// At the prompt, with no turn running, /steer starts one.
+	// At the prompt, with no turn running, /steer starts one. (/help, typed while
+	// a turn streams, waits for it: once it shows, the prompt reads again.)
+	p.typeLine("/help")
+	p.waitFor("/queue TEXT", 1)
 	p.typeLine("/steer start over")
 	p.waitFor("(no turn was running: started turn turn_", 1)
 	p.waitFor("echo: start over", 1)

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -120,10 +122,22 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	done := make(chan answer, 1)
 	attachments := ch.attachments
 	ch.attachments = nil
+	var turnID atomic.Value // string: the running turn's, from its updates
 	go func() {
-		r, err := ch.c.Prompt(ctx, ch.sid, text, attachments, ch.render)
+		r, err := ch.c.Prompt(ctx, ch.sid, text, attachments, func(u client.Update) {
+			if u.TurnID != "" {
+				turnID.Store(u.TurnID)
+			}
+			ch.render(u)
+		})
 		done <- answer{r, err}
 	}()
+	// Steers of lines typed meanwhile name the turn: one that ended before it took
+	// the line is refused, and the line runs as the next prompt, through this loop.
+	steerCtx, stopSteering := context.WithCancel(context.Background())
+	var steering sync.WaitGroup
+	var requeueMu sync.Mutex
+	var requeued []string
 	// Lines typed while the turn streams: /cancel cancels it.
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	watching := make(chan struct{})
@@ -138,7 +152,8 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 				ch.endLine()
 				ch.printf("%scancelling…%s\n", faint, reset)
 				go ch.c.Cancel(ctx, ch.sid)
-			case isQueue || strings.HasSuffix(strings.TrimRight(typed, " "), "\t") || isCommand(line): // after the turn
+			case isQueue || strings.HasSuffix(strings.TrimRight(typed, " "), "\t") || isCommand(line) ||
+				turnID.Load() == nil: // after the turn (one not begun yet has nothing to steer)
 				if !isQueue {
 					queued = line
 				}
@@ -150,12 +165,17 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 				ch.printf("%s(queued after this turn; /cancel or Ctrl-C stops the turn)%s\n", faint, reset)
 			default: // steers the running turn
 				text := strings.TrimPrefix(line, "/steer ")
+				id := turnID.Load().(string)
 				ch.endLine()
 				ch.printf("%s(steering the turn: it takes the line before its next model call)%s\n", faint, reset)
-				go func() { // it may outlive the turn: when the turn ended first, it starts the next
-					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-					defer cancel()
-					ch.steer(sctx, text)
+				steering.Add(1)
+				go func() {
+					defer steering.Done()
+					if ch.steer(steerCtx, text, id) {
+						requeueMu.Lock()
+						requeued = append(requeued, text)
+						requeueMu.Unlock()
+					}
 				}()
 			}
 		})
@@ -163,6 +183,13 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	defer func() {
 		stopWatching()
 		<-watching // no read may outlive the turn: the next prompt's input is liner's
+		if leave {
+			stopSteering()
+		}
+		// The daemon answers every steer by the turn's end: joined, or refused.
+		steering.Wait()
+		stopSteering()
+		ch.typedAhead = append(ch.typedAhead, requeued...)
 	}()
 	interrupts := 0
 	for {
@@ -204,11 +231,17 @@ func isCommand(line string) bool {
 		!strings.HasPrefix(line, "/steer ")
 }
 
-// steer sends text to the session's running turn (or starts one) and says how it went.
-func (ch *chat) steer(ctx context.Context, text string) {
-	r, err := ch.c.Steer(ctx, ch.sid, text, "")
+// steer sends text to the session's running turn (or, with no expectedTurnID,
+// starts one when none runs) and says how it went. It reports whether the turn it
+// named had ended before it took the text: the caller runs it as the next prompt.
+func (ch *chat) steer(ctx context.Context, text, expectedTurnID string) (requeue bool) {
+	r, err := ch.c.Steer(ctx, ch.sid, text, expectedTurnID)
 	ch.endLine()
+	var e *client.Error
 	switch {
+	case errors.As(err, &e) && expectedTurnID != "" && e.Code == client.CodeInvalidParams && strings.Contains(string(e.Data), "stale_turn"):
+		ch.printf("%s(the turn had ended: the line runs as the next prompt)%s\n", faint, reset)
+		return true
 	case err != nil:
 		ch.printf("error: %v\n", err)
 	case r.Outcome == client.SteerInjected:
@@ -216,6 +249,7 @@ func (ch *chat) steer(ctx context.Context, text string) {
 	default:
 		ch.printf("%s(no turn was running: started turn %s)%s\n", faint, r.TurnID, reset)
 	}
+	return false
 }
 
 // command runs one slash command; it reports whether to leave.
@@ -244,7 +278,7 @@ func (ch *chat) command(text string) (quit bool) {
 			ch.printf("usage: /steer TEXT\n")
 			break
 		}
-		ch.steer(ctx, arg)
+		ch.steer(ctx, arg, "")
 	case "/queue":
 		ch.printf("no turn is running: type the prompt itself\n")
 	case "/attach":

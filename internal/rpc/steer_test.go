@@ -219,6 +219,11 @@ func TestSteerRefusesBadInputAndStoresNothing(t *testing.T) {
 	if _, err := p.await(done); err != nil {
 		t.Fatal(err)
 	}
+	// Naming a turn that is over, with none running: refused, nothing started.
+	_, err = p.call("session/steer", steer(sid, "too late", approval["turnId"].(string)))
+	if e, _ := err.(*rpcError); e == nil || e.Code != -32602 || e.Data["reason"] != "stale_turn" || e.Data["turnId"] != nil {
+		t.Errorf("expectedTurnId of an ended turn: %v", err)
+	}
 	if n := userRows(t, p, sid); n != 1 {
 		t.Errorf("%d user rows after refused steers, want 1", n)
 	}
@@ -274,28 +279,39 @@ func TestASteerRacingTheTurnsEndJoinsItOrStartsTheNext(t *testing.T) {
 	for i := range 40 {
 		text := fmt.Sprintf("steer number %d", i)
 		done := p.start("session/prompt", prompt(sid, fmt.Sprintf("prompt number %d", i)))
+		expected := ""
 		if i%2 == 1 { // the turn has begun: the steer races its end
-			for u := q.updateOf("user_message"); u["text"] != fmt.Sprintf("prompt number %d", i); u = q.updateOf("user_message") {
+			u := q.updateOf("user_message")
+			for u["text"] != fmt.Sprintf("prompt number %d", i) {
+				u = q.updateOf("user_message")
+			}
+			if i%4 == 3 { // naming it: it joins it or is refused, and starts nothing
+				expected = u["turnId"].(string)
 			}
 		}
-		steered := q.start("session/steer", steer(sid, text, ""))
+		steered := q.start("session/steer", steer(sid, text, expected))
 		pr, err := p.await(done)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res, err := q.await(steered)
+		want := 1 // the steer's rows in the transcript
+		if e, _ := err.(*rpcError); expected != "" && e != nil && e.Code == -32602 && e.Data["reason"] == "stale_turn" {
+			res, err, want = map[string]any{"outcome": "stale"}, nil, 0
+		}
 		if err != nil {
 			t.Fatalf("steer %d: %v", i, err)
 		}
 		outcomes[res["outcome"].(string)]++
 		switch res["outcome"] {
+		case "stale":
 		case "injected":
 			if res["turnId"] != pr["turnId"] {
 				t.Errorf("steer %d injected into %v, the prompt's turn was %v", i, res["turnId"], pr["turnId"])
 			}
 		case "startedTurn":
-			if res["turnId"] == pr["turnId"] {
-				t.Errorf("steer %d started the turn it raced", i)
+			if res["turnId"] == pr["turnId"] || expected != "" {
+				t.Errorf("steer %d (expecting %q) started a turn: %v", i, expected, res)
 			}
 		default:
 			t.Fatalf("steer %d: %v", i, res)
@@ -308,8 +324,8 @@ func TestASteerRacingTheTurnsEndJoinsItOrStartsTheNext(t *testing.T) {
 				n++
 			}
 		}
-		if n != 1 {
-			t.Fatalf("steer %d (%v) is in the transcript %d times", i, res["outcome"], n)
+		if n != want {
+			t.Fatalf("steer %d (%v) is in the transcript %d times, want %d", i, res["outcome"], n, want)
 		}
 	}
 	t.Logf("outcomes: %v", outcomes)

@@ -68,7 +68,9 @@ func (m *Manager) Steer(ctx context.Context, id string, c Caller, text, expected
 }
 
 // Steer joins text to the running turn, or starts a turn with it when none runs.
-// expectedTurnID, when not empty, must name the running turn (when one runs).
+// expectedTurnID, when not empty, must name the running turn: with none running,
+// or when that turn ends before it took the text, the steer is refused (stale),
+// and starts nothing.
 // Once the steer is in a turn's inbox, the caller going away (ctx) does not take
 // it out: it still joins the turn, or starts the next one.
 func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (SteerResult, error) {
@@ -84,11 +86,9 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 	if t != nil && t.steers == nil {
 		t = nil // a compaction in the turn slot: no turn a steer could join
 	}
-	if t != nil && expectedTurnID != "" && expectedTurnID != t.id {
+	if expectedTurnID != "" && (t == nil || expectedTurnID != t.id || t.steers.closed) {
 		s.mu.Unlock()
-		return SteerResult{}, &Error{Kind: Invalid,
-			Msg:     fmt.Sprintf("invalid params: expectedTurnId %s is not the running turn, %s", expectedTurnID, t.id),
-			Details: map[string]any{"param": "expectedTurnId", "reason": "stale_turn", "turnId": t.id}}
+		return SteerResult{}, errStaleTurn(expectedTurnID, t)
 	}
 	if t != nil && !t.steers.closed {
 		st := &steer{text: text, done: make(chan steerFate, 1)}
@@ -104,8 +104,12 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 		case fate.injected:
 			return SteerResult{Outcome: SteerInjected, TurnID: t.id, lastSeq: fate.seq}, nil
 		}
-		// The turn ended before it took the steer: it starts the next one, also
-		// when the caller has gone away meanwhile (the steer was accepted).
+		// The turn ended before it took the steer. One that named it is refused
+		// (the caller decides); else it starts the next turn, also when the caller
+		// has gone away meanwhile (the steer was accepted).
+		if expectedTurnID != "" {
+			return SteerResult{}, errStaleTurn(expectedTurnID, nil)
+		}
 		ctx = context.WithoutCancel(ctx)
 	} else {
 		s.mu.Unlock()
@@ -115,6 +119,19 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 		return SteerResult{}, err
 	}
 	return SteerResult{Outcome: SteerStartedTurn, TurnID: r.TurnID}, nil
+}
+
+// errStaleTurn refuses a steer whose expectedTurnId is not the running turn:
+// data.turnId is the running turn's id, absent when none runs (or the running one
+// is ending).
+func errStaleTurn(expected string, running *runningTurn) *Error {
+	d := map[string]any{"param": "expectedTurnId", "reason": "stale_turn"}
+	msg := fmt.Sprintf("invalid params: expectedTurnId %s is not running; no turn is", expected)
+	if running != nil && !running.steers.closed {
+		d["turnId"] = running.id
+		msg = fmt.Sprintf("invalid params: expectedTurnId %s is not the running turn, %s", expected, running.id)
+	}
+	return &Error{Kind: Invalid, Msg: msg, Details: d}
 }
 
 // closeSteers closes the turn's inbox and hands back the steers it did not take,
