@@ -18,8 +18,10 @@ type SteerResult struct {
 // before its next model call (docs/protocol.md, "Steering"); with no turn running
 // it starts one, as Prompt does, and answers once the turn began (its updates reach
 // the update handler; the turn's result goes to nobody). expectedTurnID, when not
-// empty, must be the running turn's id, else the daemon refuses (-32602, Data
-// carries the running turn's "turnId"). Steer waits until the turn took the text
+// empty, must be the running turn's id, else the daemon refuses (-32602, reason
+// "stale_turn", Data carrying the running turn's "turnId" when one runs) and
+// starts nothing: also when that turn ended before it took the text. Steer waits
+// until the turn took the text
 // (it is stored by then), which is at the end of the model call or tool call the
 // turn is in.
 func (c *Client) Steer(ctx context.Context, sessionID, text, expectedTurnID string) (*SteerResult, error) {
