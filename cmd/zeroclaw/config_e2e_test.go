@@ -294,17 +294,14 @@ func relayAs(t *testing.T, d *daemon, cred *syscall.Credential) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.Dial("unix", sock); err == nil {
+	waitFor(t, "the relay answering", 30*time.Second, func() bool {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
 			c.Close()
-			return sock
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the relay does not answer")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil
+	})
+	return sock
 }
 
 // rpc sends one request and returns its result, or its error object.

@@ -183,16 +183,10 @@ func TestEachConnectionIsLoggedWithItsPeer(t *testing.T) {
 	c.initialize()
 	c.conn.Close()
 	label := fmt.Sprintf("peer=\"unix:pid=%d,uid=%d\"", os.Getpid(), os.Getuid())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		log := d.stderr.String()
-		if strings.Contains(log, `msg="connection opened" `+label) && strings.Contains(log, `msg="connection closed" `+label) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want open and close lines with %s in:\n%s", label, log)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if log, ok := d.stderr.await(func(log string) bool {
+		return strings.Contains(log, `msg="connection opened" `+label) && strings.Contains(log, `msg="connection closed" `+label)
+	}, d.exited, 10*time.Second); !ok {
+		t.Fatalf("want open and close lines with %s in:\n%s", label, log)
 	}
 	if strings.Contains(d.stderr.String(), "protocolVersion") {
 		t.Error("frame contents leaked into the log")
@@ -226,17 +220,12 @@ func TestConnectionLimitFromConfig(t *testing.T) {
 	// startDaemon's readiness probe counts until the daemon has seen it close, and
 	// on a busy machine the daemon may take it up only after a: wait for its close
 	// (the only "connection closed" yet) and for a alone to count.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := a.call(`{"jsonrpc":"2.0","method":"status","id":7}`)["result"].(map[string]any)
-		if st["connections"] == float64(1) && strings.Contains(d.stderr.String(), "connection closed") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status still counts %v connections", st["connections"])
-		}
-		time.Sleep(5 * time.Millisecond)
+	if _, ok := d.stderr.await(func(log string) bool { return strings.Contains(log, "connection closed") }, d.exited, 10*time.Second); !ok {
+		t.Fatal("the readiness probe's connection was never closed")
 	}
+	waitFor(t, "status counting one connection", 10*time.Second, func() bool {
+		return a.call(`{"jsonrpc":"2.0","method":"status","id":7}`)["result"].(map[string]any)["connections"] == float64(1)
+	})
 	b := dial(t, d.socket)
 	b.initialize()
 	c := dial(t, d.socket)

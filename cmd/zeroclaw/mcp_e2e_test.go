@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,14 +17,7 @@ import (
 // (server-everything) and one that ignores it (PR_SET_PDEATHSIG ends it) both go
 // when the daemon is killed with SIGKILL.
 func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	dir, everything := mcpTestServers(t)
 	h := home(t)
 	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
 	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 60\n\n"+
@@ -46,21 +38,15 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 	s := dial(t, d.socket)
 	s.initialize()
 	var pid int
-	deadline := time.Now().Add(60 * time.Second)
-	for pid == 0 {
+	waitFor(t, "server-everything running in mcp/status", 60*time.Second, func() bool {
 		st := s.call(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":3}`)
 		for _, srv := range st["result"].(map[string]any)["servers"].([]any) {
 			if srv := srv.(map[string]any); srv["name"] == "everything" && srv["state"] == "running" {
 				pid = int(srv["pid"].(float64))
 			}
 		}
-		if pid == 0 && time.Now().After(deadline) {
-			t.Fatalf("server-everything not running: %v", st)
-		}
-		if pid == 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+		return pid != 0
+	})
 	if gone(pid) || gone(stubborn) {
 		t.Fatal("the servers are not running before the kill")
 	}
@@ -71,14 +57,7 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 }
 
 func TestZeroclawMCPListsServersAndTools(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	_, everything := mcpTestServers(t)
 	h := home(t)
 	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
 	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 50\n\n"+
@@ -109,5 +88,34 @@ func TestZeroclawMCPListsServersAndTools(t *testing.T) {
 	out, stderr, err = run(t, command(h, "mcp"))
 	if err != nil || !regexp.MustCompile(`extra\s+http\s+stopped`).MatchString(out) || !strings.Contains(out, "everything") {
 		t.Fatalf("zeroclaw mcp after config set: %v\n%s%s", err, out, stderr)
+	}
+}
+
+// TestAnMCPServerAddedAtRuntimeReachesAnOpenSession: a session is open, then
+// config/set-many adds an MCP server; the same session lists its tools
+// (tools/list) and calls one at its next model call (it used to answer "unknown
+// tool" until a new session was made).
+func TestAnMCPServerAddedAtRuntimeReachesAnOpenSession(t *testing.T) {
+	_, everything := mcpTestServers(t)
+	h := home(t)
+	writeConfig(t, h, "[agents.default]\nprovider = \"echo\"\nautonomy = \"full\"\n")
+	d := startDaemon(t, h, nil)
+	c := dial(t, d.socket)
+	c.initialize()
+	c.must("session/new", `{"agentAlias":"default","sessionId":"open"}`)
+	before := c.must("session/prompt", `{"sessionId":"open","prompt":"/tool everything__echo {\"message\":\"hi\"}"}`)
+	if !strings.Contains(fmt.Sprint(before["text"]), "unknown tool") {
+		t.Fatalf("before the server was added: %v", before["text"])
+	}
+	c.must("config/set-many", fmt.Sprintf(`{"sets":[{"prop":"mcp.servers.everything.command","value":"node"},
+		{"prop":"mcp.servers.everything.args","value":[%q,"stdio"]},
+		{"prop":"mcp.servers.everything.startup_timeout_secs","value":60}]}`, everything))
+	list := c.must("tools/list", `{"sessionId":"open"}`)
+	if !strings.Contains(fmt.Sprint(list), "everything__echo") {
+		t.Fatalf("tools/list of the open session after the server was added: %v", list)
+	}
+	after := c.must("session/prompt", `{"sessionId":"open","prompt":"/tool everything__echo {\"message\":\"hi\"}"}`)
+	if text := fmt.Sprint(after["text"]); !strings.Contains(text, "everything__echo -> ") || !strings.Contains(text, "hi") || strings.Contains(text, "unknown tool") {
+		t.Fatalf("the open session's call of the added server's tool: %q", text)
 	}
 }

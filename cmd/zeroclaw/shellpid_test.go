@@ -18,20 +18,19 @@ const shellThatWaits = `echo $$ > shell.pid; exec sleep 30`
 func waitForShell(t *testing.T, workspace string) int {
 	t.Helper()
 	path := workspace + string(os.PathSeparator) + "shell.pid"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	pid := 0
+	waitFor(t, "the shell tool's pid in "+path, 30*time.Second, func() bool { // a process's file
 		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 && strings.HasSuffix(string(b), "\n") {
-			t.Cleanup(func() {
-				if p, err := os.FindProcess(pid); err == nil {
-					p.Kill()
-				}
-			})
-			return pid
+		p, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err == nil && perr == nil && p > 0 && strings.HasSuffix(string(b), "\n") {
+			pid = p
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the shell tool never ran: no pid in %s (%v)", path, err)
+		return pid > 0
+	})
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
 		}
-		time.Sleep(10 * time.Millisecond) // polling a process's file
-	}
+	})
+	return pid
 }

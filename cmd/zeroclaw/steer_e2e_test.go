@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 

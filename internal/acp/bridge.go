@@ -60,6 +60,9 @@ type Bridge struct {
 	beforeCancel, awaitingCancels func()
 
 	dialMu sync.Mutex // one dial at a time
+	// ctlMu orders what the editor is told of a session's controls: held while they
+	// are compared and the change is sent (applyControls).
+	ctlMu sync.Mutex
 
 	mu       sync.Mutex
 	elicit   bool           // the editor declared form elicitation

@@ -12,11 +12,11 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// Session controls over ACP (SPEC §22): modes and config options in the answers of
-// session/new, load and resume; session/set_mode and session/set_config_option map
-// to the native session/set; a change made elsewhere reaches the editor as
-// current_mode_update, config_option_update or session_info_update; usage as
-// usage_update; the compact command.
+// Session controls over ACP (docs/protocol.md, "ACP"): modes and config options in
+// the answers of session/new, load and resume; session/set_mode and
+// session/set_config_option map to the native session/set; a change made elsewhere
+// reaches the editor as current_mode_update, config_option_update or
+// session_info_update; usage as usage_update; the compact command.
 
 // modes are the daemon's autonomy levels as ACP session modes, least permissive first.
 var modes = []sessionMode{
@@ -162,11 +162,11 @@ func (b *Bridge) change(ctx context.Context, sid string, s client.SessionSetting
 	if err != nil {
 		return controls{}, err
 	}
-	b.mu.Lock()
-	c := b.state(sid).ctl
-	b.mu.Unlock()
-	c.known, c.mode, c.model, c.title = true, r.Mode, r.Model, r.Title
-	return c, nil
+	// The daemon sent its session_info before this answer, but the client may
+	// hand it to controlsChanged after: the editor is told here, before the
+	// answer, unless that update told it already (docs/protocol.md, "A client
+	// that falls behind": a request's updates precede its response).
+	return b.applyControls(sid, r.Mode, r.Model, r.Title), nil
 }
 
 func (b *Bridge) setMode(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
@@ -222,10 +222,19 @@ func (b *Bridge) setConfigOption(ctx context.Context, _ *request, params jsontex
 // controlsChanged forwards a session_info update: the mode, model or title changed,
 // by another client or by this editor's own session/set_mode or set_config_option.
 func (b *Bridge) controlsChanged(sid string, u client.Update) {
+	b.applyControls(sid, u.Mode, u.Model, u.Title)
+}
+
+// applyControls records the session's mode, model and title, tells the editor
+// what changed, and returns the controls now. Whoever learns of a change first
+// (the update or the answer of the editor's own change) tells the editor, once.
+func (b *Bridge) applyControls(sid, mode, model, title string) controls {
+	b.ctlMu.Lock()
+	defer b.ctlMu.Unlock()
 	b.mu.Lock()
 	st := b.state(sid)
 	prev := st.ctl
-	st.ctl.known, st.ctl.mode, st.ctl.model, st.ctl.title = true, u.Mode, u.Model, u.Title
+	st.ctl.known, st.ctl.mode, st.ctl.model, st.ctl.title = true, mode, model, title
 	now := st.ctl
 	b.mu.Unlock()
 	if prev.known && prev.mode != now.mode {
@@ -237,6 +246,7 @@ func (b *Bridge) controlsChanged(sid string, u client.Update) {
 	if prev.title != now.title {
 		b.notify(sid, map[string]any{"sessionUpdate": "session_info_update", "title": now.title})
 	}
+	return now
 }
 
 // usage forwards a usage update as usage_update when the context window is known.

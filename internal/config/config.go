@@ -1,7 +1,8 @@
-// Package config owns the daemon's configuration: the schema of SPEC §11 with its
-// defaults, loading and validating config.toml, property paths (props.go), masking of
-// secrets, and the one staging step every write goes through (store.go). It knows
-// nothing of JSON-RPC or of who is asking: callers authorize before they write.
+// Package config owns the daemon's configuration: the schema (docs/protocol.md,
+// "Configuration") with its defaults, loading and validating config.toml, property
+// paths (props.go), masking of secrets, and the one staging step every write goes
+// through (store.go). It knows nothing of JSON-RPC or of who is asking: callers
+// authorize before they write.
 package config
 
 import (
@@ -32,7 +33,7 @@ type Config struct {
 	MCP                MCP                          `toml:"mcp,omitempty"`
 }
 
-// RPC holds the limits of the RPC endpoint (SPEC §2, §10, §14).
+// RPC holds the limits of the RPC endpoint (docs/protocol.md, "Limits").
 type RPC struct {
 	// MaxLocalConnections bounds open local connections; one more is refused with -32004.
 	MaxLocalConnections int `toml:"max_local_connections"`
@@ -40,16 +41,20 @@ type RPC struct {
 	UploadIdleSecs int `toml:"upload_idle_secs"`
 	// ReplayEvents is how many session/update events are kept per session for replay.
 	ReplayEvents int `toml:"replay_events"`
+	// ReplayBytes bounds, per session, what the updates an attached connection has
+	// not yet been sent may come to before it is lagged: the replay log keeps them
+	// beyond ReplayEvents (docs/protocol.md, "No reader is lost").
+	ReplayBytes int `toml:"replay_bytes"`
 	// OutboundFrames and OutboundBytes bound the notifications waiting to be written
-	// to one connection, whichever fills first (SPEC §15).
+	// to one connection, whichever fills first (docs/protocol.md, "Delivery").
 	OutboundFrames int `toml:"outbound_frames"`
 	OutboundBytes  int `toml:"outbound_bytes"`
 	// ClientToolTimeoutSecs bounds how long a client tool's tool/call may go
-	// unanswered (SPEC §21).
+	// unanswered (docs/protocol.md, "tool/call").
 	ClientToolTimeoutSecs int `toml:"client_tool_timeout_secs"`
 }
 
-// WSS is the TLS WebSocket listener (SPEC §13).
+// WSS is the TLS WebSocket listener (docs/protocol.md, "Transport and framing").
 type WSS struct {
 	Enabled        bool     `toml:"enabled"`
 	Bind           string   `toml:"bind"`
@@ -67,11 +72,13 @@ type Provider struct {
 	APIKey    string `toml:"api_key,omitempty" secret:"true"` // never logged or returned
 	APIKeyEnv string `toml:"api_key_env,omitempty"`
 	// MaxRetries is how often a model call that failed before any output with HTTP
-	// 429, 503, 529 or a connection error is tried again (SPEC §20). A pointer,
-	// because 0 (never) is a real choice: unset means DefaultMaxRetries.
+	// 429, 503, 529 or a connection error is tried again (docs/protocol.md,
+	// "Remote providers"). A pointer, because 0 (never) is a real choice: unset means
+	// DefaultMaxRetries.
 	MaxRetries *int `toml:"max_retries,omitempty"`
 	// Models are the models session/set may choose for the provider's agents
-	// (SPEC §22); empty means the provider's own list, else its model.
+	// (docs/protocol.md, "models/list"); empty means the provider's own list, else
+	// its model.
 	Models []string `toml:"models,omitempty"`
 	// ContextWindow is the model's context window in tokens, reported in usage
 	// updates; 0 means unknown (the echo provider's is EchoContextWindow).
@@ -145,8 +152,8 @@ const (
 	ReadOnly   = "readonly"
 )
 
-// Grants a permission profile may list (SPEC §11). "*" is not one: admin = true is
-// the single way to grant everything.
+// Grants a permission profile may list (docs/protocol.md, "Authorization"). "*" is
+// not one: admin = true is the single way to grant everything.
 const (
 	GrantConfigRead      = "config:read"
 	GrantConfigUpdate    = "config:update"
@@ -171,6 +178,7 @@ const (
 	DefaultMaxLocalConnections = 512
 	DefaultUploadIdleSecs      = 300
 	DefaultReplayEvents        = 10000
+	DefaultReplayBytes         = 256 << 20
 	DefaultOutboundFrames      = 2048
 	DefaultOutboundBytes       = 4 << 20
 	DefaultWSSBind             = "127.0.0.1"
@@ -222,6 +230,7 @@ func Default() Config {
 			MaxLocalConnections: DefaultMaxLocalConnections,
 			UploadIdleSecs:      DefaultUploadIdleSecs,
 			ReplayEvents:        DefaultReplayEvents,
+			ReplayBytes:         DefaultReplayBytes,
 			OutboundFrames:      DefaultOutboundFrames,
 			OutboundBytes:       DefaultOutboundBytes,
 

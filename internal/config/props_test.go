@@ -24,6 +24,7 @@ func TestGetReturnsJSONOfTheProperty(t *testing.T) {
 		"rpc.max_local_connections":      `512`,
 		"rpc.upload_idle_secs":           `300`,
 		"rpc.replay_events":              `10000`,
+		"rpc.replay_bytes":               `268435456`,
 		"rpc.outbound_frames":            `2048`,
 		"rpc.outbound_bytes":             `4194304`,
 		"wss.bind":                       `"127.0.0.1"`,

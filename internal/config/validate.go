@@ -78,6 +78,9 @@ func (c Config) validateRPC() *ValidationError {
 	if err := between("rpc.client_tool_timeout_secs", c.RPC.ClientToolTimeoutSecs, 1, 86400); err != nil {
 		return err
 	}
+	if err := between("rpc.replay_bytes", c.RPC.ReplayBytes, 64<<10, 16<<30); err != nil {
+		return err
+	}
 	return between("rpc.replay_events", c.RPC.ReplayEvents, 1, 10_000_000)
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
 

@@ -11,7 +11,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The session controls family (SPEC §22): modes, models, titles, compaction, fork.
+// The session controls family (docs/protocol.md, "Session controls"): modes, models,
+// titles, compaction, fork.
 
 func (s *Server) controlMethods() []methodRow {
 	return []methodRow{
@@ -34,7 +35,23 @@ func (s *Server) sessionSet(ctx context.Context, c *connState, params jsontext.V
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	return s.cfg.Sessions.Set(ctx, p.SessionID, c.caller(), session.SetParams{Mode: p.Mode, Model: p.Model, Title: p.Title})
+	res, err := s.cfg.Sessions.Set(ctx, p.SessionID, c.caller(), session.SetParams{Mode: p.Mode, Model: p.Model, Title: p.Title})
+	if err != nil {
+		return nil, err
+	}
+	s.delivered(ctx, c, p.SessionID)
+	return res, nil
+}
+
+// delivered returns once c, when attached to the session, has been handed every
+// update the session published so far: the update a request published (the
+// session_info of session/set, the history_compacted of session/compact) reaches
+// the requesting connection before the request's response (docs/protocol.md, "A
+// client that falls behind").
+func (s *Server) delivered(ctx context.Context, c *connState, sessionID string) {
+	if sess, err := s.cfg.Sessions.Get(sessionID, c.caller()); err == nil {
+		sess.WaitDelivered(ctx, c, sess.LastSeq())
+	}
 }
 
 type modelsParams struct {
@@ -99,7 +116,12 @@ func (s *Server) sessionCompact(ctx context.Context, c *connState, params jsonte
 	if !authorityFrom(ctx).MayUseAgent(sess.Agent.Alias) {
 		return nil, agentForbidden(sess.Agent.Alias)
 	}
-	return sess.Compact(ctx, p.Instructions, operationID)
+	res, err := sess.Compact(ctx, p.Instructions, operationID)
+	if err != nil {
+		return nil, err
+	}
+	sess.WaitDelivered(ctx, c, sess.LastSeq())
+	return res, nil
 }
 
 type forkParams struct {
@@ -122,8 +144,8 @@ func (s *Server) sessionFork(ctx context.Context, c *connState, params jsontext.
 	return s.cfg.Sessions.Fork(ctx, sess.ID, c.caller(), p.Title)
 }
 
-// checkOperationID validates an operationId (SPEC §18): 1 to maxOperationID
-// characters; nil is none ("").
+// checkOperationID validates an operationId (docs/protocol.md, "session/prompt"): 1
+// to maxOperationID characters; nil is none ("").
 func checkOperationID(id *string) (string, error) {
 	if id == nil {
 		return "", nil

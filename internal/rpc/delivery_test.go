@@ -7,13 +7,15 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
 
 // TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel fills every one of
 // a connection's 64 in-flight slots with prompts that wait for approval, then uses
-// that same connection for status, session/approve and session/cancel (SPEC §15):
-// each answers while the prompts still hold their slots, and every prompt then ends.
+// that same connection for status, session/approve and session/cancel
+// (docs/protocol.md, "Delivery"): each answers while the prompts still hold their
+// slots, and every prompt then ends.
 func TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	p := h.peer(t, "")
@@ -58,7 +60,7 @@ func TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel(t *testing.T
 
 // TestAPromptsAnswerComesBeforeTheNextTurnsUpdates: with a second prompt queued
 // behind the first on one connection, the first prompt's answer arrives before any
-// update of the second turn (SPEC §15), every time.
+// update of the second turn (docs/protocol.md, "Delivery"), every time.
 func TestAPromptsAnswerComesBeforeTheNextTurnsUpdates(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	p := h.peer(t, "")
@@ -86,7 +88,7 @@ func TestAPromptsAnswerComesBeforeTheNextTurnsUpdates(t *testing.T) {
 	}
 }
 
-// The session frames the updates of its tail itself (session.FrameUpdate), so that
+// The session frames the updates of its tail itself (feed.FrameUpdate), so that
 // every connection writes them from the tail without a copy: the frame must be
 // exactly the one jsonrpc writes for the notification, newline included.
 func TestTheSessionFramesUpdatesAsJSONRPCDoes(t *testing.T) {
@@ -96,7 +98,7 @@ func TestTheSessionFramesUpdatesAsJSONRPCDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = append(want, '\n')
-		if got := session.FrameUpdate(nil, []byte(payload)); string(got) != string(want) {
+		if got := feed.FrameUpdate(nil, []byte(payload)); string(got) != string(want) {
 			t.Fatalf("session frames %q, jsonrpc %q", got, want)
 		}
 	}

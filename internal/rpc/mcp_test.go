@@ -289,10 +289,11 @@ func TestMCPServerThatNeverStartsFailsOnlyThatCall(t *testing.T) {
 	}
 }
 
-// Client tools survive a lag detach: the connection that serves them falls behind,
-// is detached, re-attaches without clientTools, and still serves them.
+// Client tools survive a lag detach: the connection that serves them falls behind
+// by more than rpc.replay_bytes (1 MiB here), is detached, re-attaches without
+// clientTools, and still serves them.
 func TestClientToolsSurviveALagDetach(t *testing.T) {
-	h := startServerWith(t, Config{OutboundFrames: 8}, config.Default(), session.Options{})
+	h := startServerWith(t, Config{OutboundFrames: 8}, config.Default(), session.Options{ReplayBytes: 1 << 20})
 	a := h.client(t)
 	a.initialize()
 	sid := newSession(a, "default", `,"clientTools":[{"name":"ping","readOnly":true}]`)
@@ -301,7 +302,7 @@ func TestClientToolsSurviveALagDetach(t *testing.T) {
 	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/attach","params":{"sessionId":%q},"id":"at"}`, sid))
 	b.until(isResponse("at"))
 	// a reads nothing while a turn streams far more than its socket holds.
-	sendPrompt(b, sid, strings.Repeat("word ", 400_000), "big")
+	sendPrompt(b, sid, strings.Repeat("word ", 40_000), "big")
 	b.until(isResponse("big"))
 	lag, _ := a.until(updateType("lagged"))
 	after := lag["params"].(map[string]any)["afterSeq"]

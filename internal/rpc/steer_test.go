@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )

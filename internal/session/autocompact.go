@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
@@ -40,7 +40,7 @@ const bytesPerToken = 4
 // provider that reports the context's size itself (ContextTokens: echo, whose
 // input count is the prompt's words on a turn's first call only) is taken at its
 // word: the context before the call is that less the call's output.
-func (s *Session) noteUsage(u provider.Usage) {
+func (s *Session) noteUsage(u llm.Usage) {
 	input := u.InputTokens
 	if u.ContextTokens > 0 {
 		input = max(input, u.ContextTokens-u.OutputTokens)
@@ -59,7 +59,7 @@ func (s *Session) forgetUsageLocked() {
 }
 
 // estimate is the size of msgs in tokens, as the package comment says.
-func (s *Session) estimate(msgs []provider.Message) int {
+func (s *Session) estimate(msgs []llm.Message) int {
 	s.mu.Lock()
 	a := s.auto
 	s.mu.Unlock()
@@ -70,7 +70,7 @@ func (s *Session) estimate(msgs []provider.Message) int {
 }
 
 // msgBytes is the size of msgs in bytes: texts, names, tool calls' names and arguments.
-func msgBytes(msgs []provider.Message) int {
+func msgBytes(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.Text) + len(m.Name) + len(m.ToolCallID)
@@ -83,7 +83,7 @@ func msgBytes(msgs []provider.Message) int {
 
 // autoCompact is the turn's agent.Turn.Compact: msgs, or msgs compacted when the
 // estimate passes the threshold.
-func (h *hooks) autoCompact(ctx context.Context, msgs []provider.Message) []provider.Message {
+func (h *hooks) autoCompact(ctx context.Context, msgs []llm.Message) []llm.Message {
 	s := h.s
 	out := msgs
 	defer func() {
@@ -110,7 +110,7 @@ func (h *hooks) autoCompact(ctx context.Context, msgs []provider.Message) []prov
 // from its oldest messages first when the summary request would not fit the
 // window), commits the result like session/compact, and returns the new context.
 // On any failure it returns msgs as they were.
-func (h *hooks) compactNow(ctx context.Context, msgs []provider.Message, est, window int) []provider.Message {
+func (h *hooks) compactNow(ctx context.Context, msgs []llm.Message, est, window int) []llm.Message {
 	s, t := h.s, h.turn
 	noRetry := func(tokens int) {
 		s.mu.Lock()
@@ -131,11 +131,11 @@ func (h *hooks) compactNow(ctx context.Context, msgs []provider.Message, est, wi
 	before := contextSize(msgs)
 	rec := store.Compaction{TurnID: randomID("turn_"), Before: before, After: before,
 		Usage: store.Totals{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens}}
-	var next []provider.Message
+	var next []llm.Message
 	if err == nil {
-		next = append([]provider.Message{
-			{Role: provider.RoleUser, Text: CompactedPrompt},
-			{Role: provider.RoleAssistant, Text: summary},
+		next = append([]llm.Message{
+			{Role: llm.RoleUser, Text: CompactedPrompt},
+			{Role: llm.RoleAssistant, Text: summary},
 		}, msgs[keep:]...)
 		if after := contextSize(next); after < before {
 			rec.After, rec.Snapshot = after, next
@@ -175,9 +175,9 @@ func (h *hooks) compactNow(ctx context.Context, msgs []provider.Message, est, wi
 }
 
 // lastPrompt is the index of the last user message of msgs, or -1.
-func lastPrompt(msgs []provider.Message) int {
+func lastPrompt(msgs []llm.Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == provider.RoleUser {
+		if msgs[i].Role == llm.RoleUser {
 			return i
 		}
 	}
@@ -190,7 +190,7 @@ func lastPrompt(msgs []provider.Message) int {
 // are trimmed first, and no tool result loses its call); -1 when head is empty or
 // nothing of it fits. est tokens are the size of a context of total bytes: the
 // part of head is counted at the same ratio.
-func fitCut(head []provider.Message, est, total, window int) int {
+func fitCut(head []llm.Message, est, total, window int) int {
 	if len(head) == 0 {
 		return -1
 	}
@@ -204,7 +204,7 @@ func fitCut(head []provider.Message, est, total, window int) int {
 		return 0
 	}
 	for i := 1; i < len(head); i++ {
-		if head[i].Role == provider.RoleUser && fits(i) {
+		if head[i].Role == llm.RoleUser && fits(i) {
 			return i
 		}
 	}

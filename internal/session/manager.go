@@ -19,10 +19,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Limits of SPEC §7 and §9.
+// Limits (docs/protocol.md, "Limits").
 const (
 	MaxSessions     = 64
 	MaxQueued       = 32
@@ -39,19 +41,27 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	ElicitTimeout   time.Duration
 	// LagAfter is how long a connection may take no update of a session it is
-	// behind on before it is detached as lagged (SPEC §24); zero means LagAfter.
+	// behind on before it is detached as lagged (docs/protocol.md,
+	// "A daemon that runs for months"); zero means LagAfter.
 	LagAfter time.Duration
 	Logger   *slog.Logger
-	// Store keeps sessions durably (SPEC §9): transcripts, model context,
-	// checkpoints, the replay log. Required.
+	// Store keeps sessions durably (docs/protocol.md, "Durable sessions"):
+	// transcripts, model context, checkpoints, the replay log. Required.
 	Store *store.Store
-	// MCP runs the MCP servers agents use (SPEC §21); nil: none.
+	// MCP runs the MCP servers agents use (docs/protocol.md,
+	// "Tools from MCP servers"); nil: none.
 	MCP MCPTools
 	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
 	ClientToolTimeout func() time.Duration
 	// SeqBlock is how many update seqs one durable reservation covers; zero means
 	// SeqBlock. Tests make it small, to reach a reservation in the middle of a turn.
 	SeqBlock uint64
+	// ReplayBytes is rpc.replay_bytes: what a reading connection's backlog of one
+	// session may come to before it is lagged; zero means feed.ReplayBytes.
+	ReplayBytes int64
+	// RecoverFor is how long a lagged connection can re-attach from its notice's
+	// afterSeq and get everything after it; zero means feed.RecoverFor.
+	RecoverFor time.Duration
 }
 
 // Manager holds the live sessions.
@@ -63,9 +73,9 @@ type Manager struct {
 	log     *slog.Logger
 	catalog atomic.Pointer[Catalog]
 
-	st      *store.Store
-	updates *updateLog
-	models  modelCache // the providers' own model lists (controls.go)
+	st     *store.Store
+	feeds  *feed.Hub  // the replay log's writer and what every session's feed shares
+	models modelCache // the providers' own model lists (controls.go)
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -102,13 +112,17 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 		panic("session.NewManager: Options.Store is required")
 	}
 	m := &Manager{life: context.Background(), opts: opts, log: opts.Logger, st: opts.Store, sessions: make(map[string]*Session)}
-	m.updates = newUpdateLog(m.life, opts.Store, opts.Logger)
+	m.feeds = feed.NewHub(m.life, feed.Options{Store: opts.Store, Logger: opts.Logger, LagAfter: opts.LagAfter,
+		SeqBlock: opts.SeqBlock, ReplayBytes: opts.ReplayBytes, RecoverFor: opts.RecoverFor})
 	m.catalog.Store(catalog)
 	return m
 }
 
 // SetCatalog installs the agents of a new configuration for sessions created after.
 func (m *Manager) SetCatalog(c *Catalog) { m.catalog.Store(c) }
+
+// SetReplayBytes applies rpc.replay_bytes to every session's stream.
+func (m *Manager) SetReplayBytes(n int64) { m.feeds.SetReplayBytes(n) }
 
 // Caller is who asks: the connection's principal.
 type Caller struct {
@@ -188,7 +202,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (s *Session, resumed boo
 		m.mu.Unlock()
 		return m.New(ctx, p)
 	}
-	s = newSession(m, id, p.Caller.Principal, agent, workspace)
+	s = newSession(m, id, p.Caller.Principal, agent, workspace, 0)
 	m.sessions[id] = s
 	m.mu.Unlock()
 	err = m.st.CreateSession(ctx, store.Session{
@@ -288,11 +302,7 @@ func (m *Manager) Close(id string, c Caller) error {
 }
 
 // Info describes a live session for status.
-type Info struct {
-	SessionID  string `json:"sessionId"`
-	AgentAlias string `json:"agentAlias"`
-	State      string `json:"state"`
-}
+type Info = protocol.LiveSession
 
 // List returns the live sessions the caller may see, by id.
 func (m *Manager) List(c Caller) []Info {
@@ -344,7 +354,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	m.updates.close() // what storage owes: the queued replay log
+	m.feeds.Close() // what storage owes: the queued replay log
 	return nil
 }
 

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
@@ -23,27 +23,15 @@ type Session struct {
 	Workspace string
 
 	mgr  *Manager
+	feed *feed.Feed    // the session's updates: seqs, tail, replay log, cursors
 	slot chan struct{} // held by the running turn: one turn at a time
 	done chan struct{} // closed by shutdown
 
-	// pub serializes publishing, so the order of seq is the order every subscriber
-	// sees. It is held while offering an update to the subscribers (which never
-	// waits); nothing else is taken inside it except mu.
-	pub      sync.Mutex
-	seq      uint64       // the last seq used
-	reserved uint64       // seqs up to this one are durably reserved (store.ReserveSeq)
-	chunks   *chunkWriter // made by the first text chunk published
-
 	mu         sync.Mutex
-	subs       []*attachment      // in the order they attached; few, so a slice
-	tail       tail               // the recent updates, for the cursors (tail.go)
-	committed  uint64             // the replay log has stored the updates up to this seq
-	ended      bool               // shutdown is done publishing: cursors stop at finalSeq
-	finalSeq   uint64             // the last seq of an ended session
-	context    []provider.Message // the model context after the last turn
-	contextIDs []int64            // the checkpoint id of each message of context; 0 when unknown
-	checkpoint int64              // the id of the last checkpoint stored
-	waiting    int                // prompts queued behind the running turn
+	context    []llm.Message // the model context after the last turn
+	contextIDs []int64       // the checkpoint id of each message of context; 0 when unknown
+	checkpoint int64         // the id of the last checkpoint stored
+	waiting    int           // prompts queued behind the running turn
 	turn       *runningTurn
 	stale      bool                   // a turn failed in storage: context must be reloaded (storage.go)
 	unfinished string                 // the turn a storage failure left running in the store, if any
@@ -73,7 +61,7 @@ type runningTurn struct {
 	calls        int     // tool calls named so far; only the turn touches it
 	ids          []int64 // the ids of the checkpoints the turn stored, in order; only the turn touches it
 	// final is the turn's answer, held by the hook to be stored with the turn's end.
-	final *provider.Message
+	final *llm.Message
 	// steers are the session/steer texts waiting to join the turn, under s.mu; nil
 	// for a turn that takes none (a compaction) (steer.go).
 	steers *steerInbox
@@ -91,7 +79,7 @@ func (t *runningTurn) stored(s *Session, id int64) {
 }
 
 // callID names the turn's next tool call "tc_<turn>_<n>": unique within the session
-// (SPEC §18), short enough for every provider's limit on ids.
+// (docs/protocol.md, "session/update"), short enough for every provider's limit on ids.
 func (t *runningTurn) callID(string) string {
 	t.calls++
 	return fmt.Sprintf("tc_%s_%d", strings.TrimPrefix(t.id, "turn_"), t.calls)
@@ -104,8 +92,10 @@ var (
 	errSessionClosed   = errors.New("session closed")
 )
 
-func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Session {
-	return &Session{
+// newSession returns a session whose update seqs continue after mark (the store's
+// SeqMark: 0 for a new session).
+func newSession(m *Manager, id, owner string, a *Agent, workspace string, mark uint64) *Session {
+	s := &Session{
 		ID: id, Owner: owner, Agent: a, Workspace: workspace, mgr: m,
 		slot:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
@@ -113,6 +103,28 @@ func newSession(m *Manager, id, owner string, a *Agent, workspace string) *Sessi
 		always:    make(map[string]bool),
 		ops:       make(map[string]*operation),
 	}
+	s.feed = m.feeds.New(id, s, mark)
+	return s
+}
+
+// ReserveFailed is told by the feed that a block of update seqs could not be
+// reserved: the update was not published, and the running turn ends as a storage
+// failure (docs/protocol.md, "Storage failures"). Publishing runs on the turn's
+// goroutine, the only one that may fail it.
+func (s *Session) ReserveFailed(err error) {
+	s.mu.Lock()
+	t, closed := s.turn, s.closed
+	s.mu.Unlock()
+	if t != nil && !closed { // a closed session's turn is ending anyway (and shutdown publishes off it)
+		t.failStorage(err)
+	}
+}
+
+// setTurnLocked makes t the running turn (nil: none), and tells the feed; mu is
+// held.
+func (s *Session) setTurnLocked(t *runningTurn) {
+	s.turn = t
+	s.feed.SetBusy(t != nil)
 }
 
 // State is "running" while a turn runs or waits, else "idle".
@@ -225,6 +237,7 @@ func (s *Session) shutdown(cause error) {
 		return
 	}
 	s.closed = true
+	s.feed.Close() // no more attaches
 	close(s.done)
 	turnID := ""
 	if s.turn != nil {
@@ -240,183 +253,26 @@ func (s *Session) shutdown(cause error) {
 	for _, id := range pending {
 		s.publish(&Update{TurnID: turnID, Type: RequestResolved, RequestID: id})
 	}
-	// The cursors deliver up to here, then leave (delivery.go).
-	s.pub.Lock()
-	final := s.seq
-	s.pub.Unlock()
-	s.mu.Lock()
-	s.ended, s.finalSeq = true, final
-	for _, a := range slices.Clone(s.subs) {
-		if a.sent >= final {
-			s.removeLocked(a)
-		}
-	}
-	s.kickLocked()
-	s.mu.Unlock()
+	s.feed.End() // the cursors deliver up to here, then leave
 }
 
-// SeqBlock is how many seqs one durable reservation covers (Options.SeqBlock): a
-// reservation is a write in the publisher's path, so a block lasts several
-// streamed turns; a restart skips what was left of it, which costs nothing (seqs
-// need only increase).
-const SeqBlock = 1 << 16
-
-// publish assigns the next seq and queues u for the replay log and the session's
-// tail; once the log has stored it, the cursors of the attached subscribers deliver
-// it (delivery.go). Nothing waits for a subscriber.
+// publish assigns the next seq to u and queues it for the replay log; once stored,
+// the cursors of the attached subscribers deliver it (internal/feed). Nothing
+// waits for a subscriber. A text chunk is encoded by the feed by hand.
 func (s *Session) publish(u *Update) {
 	if u.chunk() {
-		s.publishChunk(u.TurnID, u.Type, *u.Text)
+		s.feed.PublishChunk(u.TurnID, u.Type, *u.Text)
 		return
 	}
-	s.pub.Lock()
-	defer s.pub.Unlock()
-	seq, ok := s.nextSeqLocked()
-	if !ok {
-		return
-	}
-	u.Seq, u.SessionID = seq, s.ID
-	raw, err := json.Marshal(u)
-	if err != nil {
-		s.mgr.log.Error("encoding an update", "session", s.ID, "type", u.Type, "err", err)
-		return
-	}
-	s.deliverLocked(u.Seq, raw)
+	s.feed.Publish(u)
 }
 
-// publishChunk is publish of a text chunk (agent_message_chunk or
-// agent_thought_chunk), which a streamed reply sends by the thousand: encoded by
-// hand into a buffer the session reuses, with no Update on the heap.
-func (s *Session) publishChunk(turnID, typ, text string) {
-	s.pub.Lock()
-	defer s.pub.Unlock()
-	seq, ok := s.nextSeqLocked()
-	if !ok {
-		return
-	}
-	if s.chunks == nil {
-		s.chunks = new(chunkWriter)
-	}
-	w := s.chunks
-	raw, shape, err := w.enc.chunk(w.buf[:0], s.ID, turnID, seq, typ, text)
-	if err != nil {
-		s.mgr.log.Error("encoding an update", "session", s.ID, "type", typ, "err", err)
-		return
-	}
-	if cap(raw) <= maxChunkBuffer {
-		w.buf = raw // reused: the replay log and the subscribers copy what they keep
-	}
-	s.deliverShapedLocked(seq, raw, shape)
-}
-
-// maxChunkBuffer bounds the encoding buffer a session keeps between chunks.
-const maxChunkBuffer = 64 << 10
-
-// chunkWriter is what a session that streamed keeps for encoding text chunks: the
-// encoder with its prefix, and the buffer they are encoded into.
-type chunkWriter struct {
-	enc encoder
-	buf []byte
-}
-
-// nextSeqLocked returns the seq the next update gets, reserving a block of them
-// durably first when the reserved ones are used up. The caller holds pub.
-//
-// When the reservation cannot be stored, no seq is handed out: one that is not
-// reserved could be handed out again after a crash. The update is dropped and the
-// running turn ends as a storage failure (SPEC §16); publishing runs on the turn's
-// goroutine, the only one that may fail it.
-func (s *Session) nextSeqLocked() (uint64, bool) {
-	if err := s.reserveLocked(); err != nil {
-		s.mgr.log.Error("reserving seqs failed; the update is not sent and the turn ends", "session", s.ID, "err", err)
-		s.mu.Lock()
-		t, closed := s.turn, s.closed
-		s.mu.Unlock()
-		if t != nil && !closed { // a closed session's turn is ending anyway (and shutdown publishes off it)
-			t.failStorage(fmt.Errorf("reserving update seqs: %w", err))
-		}
-		return 0, false
-	}
-	return s.seq + 1, true
-}
-
-// reserveLocked makes sure the next seq is reserved, reserving a block durably
-// when the reserved ones are used up: no seq is handed out twice, not even across
-// a crash. The caller holds pub.
-func (s *Session) reserveLocked() error {
-	if s.seq+1 <= s.reserved {
-		return nil
-	}
-	block := s.mgr.opts.SeqBlock
-	if err := s.mgr.st.ReserveSeq(s.mgr.life, s.ID, s.seq+block); err != nil {
-		return err
-	}
-	s.reserved = s.seq + block
-	return nil
-}
-
-// deliverLocked makes seq (from nextSeqLocked) the last one used and queues raw
-// for the replay log and, while connections are attached, the tail. raw may be
-// reused once it returns: the tail copies it, and the log refers to the tail's
-// copy (not written again before the log stored it: recycle.go), or copies it when
-// the tail keeps none. The caller holds pub.
-//
-// The tail takes it first: the replay log may commit it, and cursors deliver up
-// to what is committed, as soon as it is queued; one that found a committed seq
-// missing from the tail would read it from the store, and when the log failed to
-// store it, be lagged for an update it was about to be sent.
-func (s *Session) deliverLocked(seq uint64, raw []byte) {
-	s.deliverShapedLocked(seq, raw, nil)
-}
-
-// deliverShapedLocked is deliverLocked of an update whose payload is of shape,
-// which spares the replay log finding it (store.Shape).
-func (s *Session) deliverShapedLocked(seq uint64, raw []byte, shape *store.Shape) {
-	s.seq = seq
-	s.mu.Lock()
-	raw, kept := s.tailLocked(seq, raw)
-	s.mu.Unlock()
-	s.mgr.updates.add(s, store.Update{SessionID: s.ID, Seq: seq, Payload: raw, Shape: shape}, kept)
-}
-
-// tailLocked adds raw to the tail while connections are attached, and returns the
-// tail's copy of it and true; with none attached the tail is dropped, and raw is
-// returned as it is, with false. mu is held.
-func (s *Session) tailLocked(seq uint64, raw []byte) ([]byte, bool) {
-	if len(s.subs) == 0 {
-		if s.tail.segs != nil {
-			s.tail.reset()
-		}
-		return raw, false
-	}
-	p := s.tail.add(seq, raw, s.reusableBlockLocked)
-	if seq%64 == 0 {
-		s.trimTailLocked()
-	}
-	return p, true
-}
-
-// deliverStoredLocked is deliverLocked for an update the caller stored itself, in
-// a transaction of its own that has committed (the prompt's user_message, stored
-// with the prompt): it goes to the tail, and is visible at once; the replay log
-// does not store it again. The session's earlier updates must be committed
-// already (committed is the seq up to which every update is stored). The caller
-// holds pub.
-func (s *Session) deliverStoredLocked(seq uint64, raw []byte) {
-	s.seq = seq
-	s.mu.Lock()
-	s.tailLocked(seq, raw)
-	s.committedLocked(seq)
-	s.mu.Unlock()
-}
-
+// capableSubscribers returns the attached subscribers that declared form
+// elicitation.
 func (s *Session) capableSubscribers() []Subscriber {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []Subscriber
-	for _, a := range s.subs {
-		sub := a.sub
-		if !a.gone && sub.CanElicit() {
+	for _, sub := range s.feed.Subscribers() {
+		if sub, ok := sub.(Subscriber); ok && sub.CanElicit() {
 			out = append(out, sub)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // session/steer (docs/protocol.md, "Steering"): a text that joins the running turn
@@ -155,7 +155,7 @@ func (s *Session) closeSteers(t *runningTurn) {
 // session/cancel, or its session closing) takes none: they are handed back as it
 // ends (closeSteers) and start a turn of their own, instead of joining one that
 // calls the model no more.
-func (h *hooks) steered(ctx context.Context) []provider.Message {
+func (h *hooks) steered(ctx context.Context) []llm.Message {
 	s, t := h.s, h.turn
 	if ctx.Err() != nil {
 		return nil
@@ -164,7 +164,7 @@ func (h *hooks) steered(ctx context.Context) []provider.Message {
 	taken := t.steers.pending
 	t.steers.pending = nil
 	s.mu.Unlock()
-	var joined []provider.Message
+	var joined []llm.Message
 	for _, st := range taken {
 		if t.storageErr != nil {
 			st.done <- steerFate{err: errStorage(t.storageErr)}
@@ -178,7 +178,7 @@ func (h *hooks) steered(ctx context.Context) []provider.Message {
 				continue
 			}
 		}
-		m := provider.Message{Role: provider.RoleUser, Text: st.text, Steered: true}
+		m := llm.Message{Role: llm.RoleUser, Text: st.text, Steered: true}
 		id, err := s.mgr.st.AppendCheckpoint(t.storage, s.ID, t.id, m)
 		if err != nil {
 			if !s.deleted(err) {
@@ -193,9 +193,7 @@ func (h *hooks) steered(ctx context.Context) []provider.Message {
 		t.stored(s, id)
 		text := st.text
 		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text, Steered: true})
-		s.pub.Lock()
-		seq := s.seq
-		s.pub.Unlock()
+		seq := s.LastSeq()
 		joined = append(joined, m)
 		st.done <- steerFate{injected: true, seq: seq}
 	}

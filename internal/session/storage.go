@@ -8,12 +8,13 @@ import (
 	"io/fs"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// What a turn does when a write it owes storage fails (SPEC §16): it fails, visibly,
-// and never reports success.
+// What a turn does when a write it owes storage fails (docs/protocol.md,
+// "Storage failures"): it fails, visibly, and never reports success.
 //
 //   - The prompt is stored (BeginTurn) before the model is called; when that fails the
 //     prompt answers a Storage error and nothing else happens.
@@ -46,38 +47,33 @@ func (s *Session) beginTurn(t *runningTurn, text string, quoted jsontext.Value) 
 	// shown once that commits: it needs no group commit of its own (the first
 	// update of a turn reached its client after two commits), and a prompt that
 	// cannot be stored shows none.
-	s.pub.Lock()
-	defer s.pub.Unlock()
-	if err := s.reserveLocked(); err != nil {
+	prompt := llm.Message{Role: llm.RoleUser, Text: text}
+	var id int64
+	err := s.feed.PublishStored(func(seq uint64, behind bool) ([]byte, bool, error) {
+		raw, err := s.userMessage(t.id, seq, text, quoted)
+		if err != nil {
+			return nil, false, err
+		}
+		if behind {
+			// An earlier update of the session still waits for the replay log:
+			// committing seq with the prompt would show that one before it is
+			// stored. The user_message goes the usual way, behind it.
+			id, err = s.mgr.st.BeginTurnFor(t.storage, s.ID, t.id, t.op, prompt)
+		} else {
+			id, err = s.mgr.st.BeginTurnShownQuoted(t.storage, s.ID, t.id, t.op, prompt, quoted, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
+		}
+		if err != nil {
+			s.mgr.log.Error("storing the prompt failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
+			return nil, false, errStorage(err)
+		}
+		return raw, !behind, nil
+	})
+	if errors.Is(err, feed.ErrReserve) {
 		s.mgr.log.Error("reserving seqs failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
 		return errStorage(err)
 	}
-	seq := s.seq + 1
-	raw, err := s.userMessage(t.id, seq, text, quoted)
 	if err != nil {
 		return err
-	}
-	prompt := provider.Message{Role: provider.RoleUser, Text: text}
-	s.mu.Lock()
-	behind := s.committed < s.seq
-	s.mu.Unlock()
-	var id int64
-	if behind {
-		// An earlier update of the session still waits for the replay log:
-		// committing seq with the prompt would show that one before it is stored.
-		// The user_message goes the usual way, behind it.
-		id, err = s.mgr.st.BeginTurnFor(t.storage, s.ID, t.id, t.op, prompt)
-	} else {
-		id, err = s.mgr.st.BeginTurnShownQuoted(t.storage, s.ID, t.id, t.op, prompt, quoted, store.Update{SessionID: s.ID, Seq: seq, Payload: raw})
-	}
-	if err != nil {
-		s.mgr.log.Error("storing the prompt failed; the model was not called", "session", s.ID, "turn", t.id, "err", err)
-		return errStorage(err)
-	}
-	if behind {
-		s.deliverLocked(seq, raw)
-	} else {
-		s.deliverStoredLocked(seq, raw)
 	}
 	t.begun, t.promptStored = true, true
 	t.ids = append(t.ids, id)
@@ -108,7 +104,8 @@ func (s *Session) userMessage(turnID string, seq uint64, text string, quoted jso
 
 // deleted reports whether err is the store's answer for a turn of a session that
 // session/delete removed while the turn ran: not a storage failure, since there is
-// nothing left to store (SPEC §9: delete cancels, then removes).
+// nothing left to store (docs/protocol.md, "Durable sessions": delete cancels, then
+// removes).
 func (s *Session) deleted(err error) bool {
 	if !errors.Is(err, store.ErrNotFound) {
 		return false
@@ -140,7 +137,7 @@ func (s *Session) commitTurn(t *runningTurn, out agent.Outcome) error {
 	// those updates are stored, and delivered, while the commit is written,
 	// instead of after it (BenchmarkUpdateStream's client read a streamed turn's
 	// last update 0.46 ms sooner, docs/BENCHMARKS.md).
-	s.mgr.updates.flush()
+	s.mgr.feeds.Flush()
 	if t.storageErr == nil {
 		r := store.TurnResult{
 			StopReason: out.StopReason, Text: out.Text,

@@ -6,12 +6,13 @@ import (
 	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/stack"
 )
 
-// publishUsage sends the usage update of one model call of turn (SPEC §22).
-func (s *Session) publishUsage(turnID string, u provider.Usage) {
+// publishUsage sends the usage update of one model call of turn (docs/protocol.md,
+// "Session controls").
+func (s *Session) publishUsage(turnID string, u llm.Usage) {
 	in, out, size := u.InputTokens, u.OutputTokens, u.Context()
 	s.publish(&Update{TurnID: turnID, Type: UsageUpdate, InputTokens: &in, OutputTokens: &out,
 		CachedInputTokens: u.CachedInputTokens, ContextTokens: &size, ContextWindow: s.Agent.ContextWindow})
@@ -36,7 +37,8 @@ type PromptResult struct {
 // the prompting connection, ahead of anything sent there later. Until then (or
 // until the prompting caller goes away, or the session closes) the session's next
 // turn does not start, so on that connection the answer to a prompt always comes
-// before any update of the next turn (SPEC §15). jsonrpc calls it (jsonrpc.Queued).
+// before any update of the next turn (docs/protocol.md, "Delivery"). jsonrpc calls it
+// (jsonrpc.Queued).
 func (r PromptResult) Queued() {
 	if r.release != nil {
 		r.release()
@@ -57,7 +59,8 @@ type Usage struct {
 // behind at most MaxQueued others. The turn runs on its own: if ctx ends (the
 // prompting connection closed) Prompt returns, and the turn goes on for the session's
 // other connections. A prompt repeating an operationID the session has seen runs no
-// turn: it answers with that turn's result, waiting while it runs (SPEC §18).
+// turn: it answers with that turn's result, waiting while it runs (docs/protocol.md,
+// "session/prompt").
 func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptResult, error) {
 	return s.PromptQuoted(ctx, text, nil, operationID)
 }
@@ -109,11 +112,11 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 		finish(nil)
 		return PromptResult{}, errNotFound(s.ID)
 	}
-	s.turn = t
+	s.setTurnLocked(t)
 	s.mu.Unlock()
-	if err := s.beginTurn(t, text, quoted); err != nil { // before any model call (SPEC §16)
+	if err := s.beginTurn(t, text, quoted); err != nil { // before any model call (docs/protocol.md, "Storage failures")
 		s.mu.Lock()
-		s.turn = nil
+		s.setTurnLocked(nil)
 		s.mu.Unlock()
 		cancel(err)
 		<-s.slot
@@ -142,7 +145,7 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
 			Hooks: h, CallID: t.callID,
-			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u); s.noteUsage(u) },
+			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u); s.noteUsage(u) },
 			Steer: h.steered, Compact: h.autoCompact,
 		})
 		s.closeSteers(t) // a steer from now on starts the next turn
@@ -154,8 +157,7 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 				s.contextIDs = make([]int64, len(out.Context))
 			}
 		}
-		s.turn = nil
-		s.trimTailLocked() // idle now: an emptied tail keeps no block
+		s.setTurnLocked(nil) // idle now: an emptied tail keeps no block
 		s.mu.Unlock()
 		if storageErr != nil {
 			out = storageOutcome(out, storageErr)
@@ -169,9 +171,7 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 			Usage: Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
 				CachedInputTokens: out.Usage.CachedInputTokens},
 		}
-		s.pub.Lock()
-		res.lastSeq = s.seq
-		s.pub.Unlock()
+		res.lastSeq = s.feed.Seq()
 		stored := res // repeats of the operation id get this copy, without release
 		finish(&stored)
 		res.release = release

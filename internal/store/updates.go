@@ -120,14 +120,30 @@ func (s *Store) SeqMark(ctx context.Context, sessionID string) (uint64, error) {
 //   - each session's seq mark is raised to the highest seq of the batch, so a
 //     stored seq is always a reserved one, whatever the caller reserved.
 //
-// A batch that fails to store (disk full) is not silently forgotten (SPEC §16): the
-// store remembers, per session, the highest seq it lost. Until the next write of that
+// A batch that fails to store (disk full) is not silently forgotten
+// (docs/protocol.md, "Storage failures"): the store remembers, per session, the
+// highest seq it lost. Until the next write of that
 // session works, Updates reports every seq up to it as no longer kept; that write
 // then drops the session's older updates in the same transaction, so the log that
 // remains has no gap and a replay from before the loss answers replay_truncated
 // instead of skipping what was lost. (What the store remembers is lost with the
 // process: a restart while writes still fail leaves the gap unmarked.)
 func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
+	return s.AppendUpdatesHeld(ctx, batch, nil)
+}
+
+// Hold says that a session's readers still need every update after After: its
+// trimming to the newest Keep spares every run holding a later seq
+// (docs/protocol.md, "No reader is lost").
+type Hold struct {
+	SessionID string
+	After     uint64
+}
+
+// AppendUpdatesHeld is AppendUpdates whose trimming spares what holds name: a
+// session with a hold keeps its newest Keep updates and every update after the
+// hold's seq.
+func (s *Store) AppendUpdatesHeld(ctx context.Context, batch []Update, holds []Hold) error {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -171,7 +187,8 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 				return fmt.Errorf("store: looking up session %s: %w", id, err)
 			}
 			l, ok := lost[id]
-			if err := s.appendSession(ctx, tx, id, bySession[id], l, ok); err != nil {
+			h, held := holdOf(holds, id)
+			if err := s.appendSession(ctx, tx, id, bySession[id], l, ok, h, held); err != nil {
 				return err
 			}
 		}
@@ -191,10 +208,21 @@ func (s *Store) AppendUpdates(ctx context.Context, batch []Update) error {
 	return err
 }
 
+// holdOf returns the seq after which id's updates are held, if any hold names it.
+func holdOf(holds []Hold, id string) (uint64, bool) {
+	for _, h := range holds {
+		if h.SessionID == id {
+			return h.After, true
+		}
+	}
+	return 0, false
+}
+
 // appendSession stores us, updates of the existing session id, in tx: first, when
 // hadLost, it drops the ones before the gap a failed batch left (through lost),
-// then stores us and trims the session to its newest Keep.
-func (s *Store) appendSession(ctx context.Context, tx *sql.Tx, id string, us []Update, lost uint64, hadLost bool) error {
+// then stores us and trims the session to its newest Keep, sparing what is after
+// hold when held.
+func (s *Store) appendSession(ctx context.Context, tx *sql.Tx, id string, us []Update, lost uint64, hadLost bool, hold uint64, held bool) error {
 	if hadLost {
 		if err := dropThrough(ctx, tx, id, lost); err != nil {
 			return err
@@ -205,7 +233,7 @@ func (s *Store) appendSession(ctx context.Context, tx *sql.Tx, id string, us []U
 		return err
 	}
 	if added > 0 {
-		return s.keepNewest(ctx, tx, id, added, maxSeq)
+		return s.keepNewest(ctx, tx, id, added, maxSeq, hold, held)
 	}
 	return nil
 }
@@ -344,8 +372,9 @@ func joinable(u Update) bool {
 // keeps more than Keep by some slack (1/16 of Keep), deletes its oldest runs as long
 // as at least Keep updates remain: between Keep and Keep plus a run and the slack are
 // kept, never fewer than Keep. The count (updates_kept) spares reading the log in
-// every batch.
-func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, added, maxSeq int64) error {
+// every batch. When held, no run with a seq after hold is deleted: the oldest
+// such run stops the trimming (so a held session reads one row of the log).
+func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, added, maxSeq int64, hold uint64, held bool) error {
 	var kept int64
 	if err := s.queryRow(ctx, tx, qCountKept, []any{added, maxSeq, sessionID}, &kept); err != nil {
 		return fmt.Errorf("store: counting the updates of %s: %w", sessionID, err)
@@ -365,7 +394,7 @@ func (s *Store) keepNewest(ctx context.Context, tx *sql.Tx, sessionID string, ad
 			rows.Close()
 			return fmt.Errorf("store: trimming the updates of %s: %w", sessionID, err)
 		}
-		if kept-removed-(last-first+1) < keep {
+		if kept-removed-(last-first+1) < keep || (held && uint64(last) > hold) {
 			break
 		}
 		removed += last - first + 1

@@ -1,4 +1,4 @@
-package session
+package feed
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 // that a turn streaming thousands of chunks a second is not held to one transaction
 // per chunk: the writer takes everything added since its last write and stores it
 // in one transaction. Once a batch has committed, the writer tells each session of
-// it the last seq it stored (Session.committedThrough): only then are those updates
-// delivered to clients (SPEC §24, durable before visible), so a crash takes back
-// no update any client saw. What is waiting is bounded: when the store
-// falls behind, publishing waits (backpressure), it never drops. What a crash loses
-// is the tail of the replay log, never a seq: seqs are reserved durably before they
-// are used.
+// it the last seq it stored (Feed.committedThrough): only then are those updates
+// delivered to clients (docs/protocol.md, "A daemon that runs for months", durable
+// before visible), so a crash takes back no update any client saw. What is waiting is
+// bounded: when the store falls behind, publishing waits (backpressure), it never
+// drops. What a crash loses is the tail of the replay log, never a seq: seqs are
+// reserved durably before they are used.
 //
 // Adding is a mutex and an append, with a wake-up of the writer only when it has
 // nothing to do: a channel send per chunk cost a tenth of a streamed update.
@@ -30,7 +30,7 @@ type updateLog struct {
 	mu      sync.Mutex
 	changed sync.Cond      // on mu: written moved, or the log stopped
 	pending []store.Update // added, not yet taken by the writer
-	owners  []*Session     // the session of each of pending
+	owners  []*Feed        // the session of each of pending
 	arena   arena          // the payloads of pending, copied (add)
 	free    [][]byte       // chunks of written batches, for arena to reuse
 	added   uint64         // updates added so far
@@ -44,10 +44,11 @@ type updateLog struct {
 // updateQueue bounds what waits for the writer. The writer stores at once what
 // waits when it wakes, and while it stores, what is added meanwhile gathers for its
 // next write: a lone update (a tool call, a question, a turn's first) is stored, and
-// so visible (SPEC §24), within one commit, and a turn streaming thousands of chunks
-// a second is stored in a few large transactions (each has a fixed cost of about as
-// much as a hundred chunks). No timer holds a batch back: the window between an
-// update and its write is the write before it.
+// so visible (docs/protocol.md, "A daemon that runs for months"), within one commit,
+// and a turn streaming thousands of chunks a second is stored in a few large
+// transactions (each has a fixed cost of about as much as a hundred chunks). No timer
+// holds a batch back: the window between an update and its write is the write before
+// it.
 const (
 	updateQueue = 8192
 	// Payloads are copied into chunks of arenaChunk bytes, which are reused once
@@ -115,7 +116,7 @@ func newUpdateLog(ctx context.Context, st *store.Store, log *slog.Logger) *updat
 // add queues one update, with a copy of its payload, so that the caller may reuse
 // it, unless stable: the payload is not written again before it is stored (the
 // session's tail's, recycle.go). It waits while the queue is full.
-func (w *updateLog) add(s *Session, u store.Update, stable bool) {
+func (w *updateLog) add(s *Feed, u store.Update, stable bool) {
 	w.mu.Lock()
 	for len(w.pending) >= updateQueue && !w.done {
 		w.changed.Wait()
@@ -128,7 +129,7 @@ func (w *updateLog) add(s *Session, u store.Update, stable bool) {
 		// Grown from nothing, the queue cost a tenth of publishing; once made, it
 		// and its arena are kept (a few hundred KiB), swapped with the writer's.
 		w.pending = make([]store.Update, 0, updateQueue)
-		w.owners = make([]*Session, 0, updateQueue)
+		w.owners = make([]*Feed, 0, updateQueue)
 	}
 	if !stable {
 		u.Payload = w.arena.copy(u.Payload, &w.free)
@@ -175,9 +176,10 @@ func (w *updateLog) close() {
 func (w *updateLog) run() {
 	defer close(w.stopped)
 	batch := make([]store.Update, 0, updateQueue)
-	owners := make([]*Session, 0, updateQueue)
+	owners := make([]*Feed, 0, updateQueue)
 	var arena arena
 	var marks []commitMark
+	var holds []store.Hold
 	for range w.wake {
 		for {
 			w.mu.Lock()
@@ -196,9 +198,11 @@ func (w *updateLog) run() {
 				w.mu.Unlock()
 				return
 			}
-			if err := w.st.AppendUpdates(w.ctx, batch); err != nil {
-				// Delivered all the same: the turn fails visibly (SPEC §16), and the
-				// store marks the loss, so a replay across it is replay_truncated.
+			holds = holdsOf(holds[:0], owners) // what the readers still need: not trimmed
+			if err := w.st.AppendUpdatesHeld(w.ctx, batch, holds); err != nil {
+				// Delivered all the same: the turn fails visibly (docs/protocol.md,
+				// "Storage failures"), and the store marks the loss, so a replay
+				// across it is replay_truncated.
 				w.log.Error("storing updates for replay failed", "updates", len(batch), "err", err)
 			}
 			marks = commitMarks(marks[:0], batch, owners)
@@ -206,6 +210,7 @@ func (w *updateLog) run() {
 				m.s.committedThrough(m.seq)
 			}
 			clear(marks)
+			clear(holds)
 			// The cursors just told are pulled by their connections' writers: let
 			// them run now, before the next batch is stored. Made runnable on this
 			// goroutine's processor, they would otherwise wait for it to block,
@@ -226,13 +231,13 @@ func (w *updateLog) run() {
 
 // commitMark is the last seq of one session in a stored batch.
 type commitMark struct {
-	s   *Session
+	s   *Feed
 	seq uint64
 }
 
 // commitMarks appends to dst the last seq of each session of batch (owners[i] is
 // the session of batch[i]); a batch is mostly one session's.
-func commitMarks(dst []commitMark, batch []store.Update, owners []*Session) []commitMark {
+func commitMarks(dst []commitMark, batch []store.Update, owners []*Feed) []commitMark {
 next:
 	for i, s := range owners {
 		if s == nil { // a test's update of no session

@@ -1,4 +1,4 @@
-package session
+package feed
 
 import "sync"
 
@@ -86,9 +86,9 @@ func (t *tail) forget() {
 // spareLocked gives the blocks of an idle tail, which no longer holds any entry of
 // them (it drops committed ones only), to the spares of every session, with what
 // its connections must release first; mu is held.
-func (s *Session) spareLocked() {
-	t := &s.tail
-	if waits, ok := s.holdMarksLocked(); ok {
+func (f *Feed) spareLocked() {
+	t := &f.tail
+	if waits, ok := f.holdMarksLocked(); ok {
 		for _, r := range t.retired {
 			if !r.left {
 				r.left, r.waits = true, waits
@@ -142,15 +142,15 @@ func (r *retiredBlock) released() bool {
 
 // reusableBlockLocked returns the oldest retired block of the tail that nothing
 // reads any more, or else a spare one (emptied), or nil; mu is held.
-func (s *Session) reusableBlockLocked() []byte {
-	t := &s.tail
+func (f *Feed) reusableBlockLocked() []byte {
+	t := &f.tail
 	for len(t.retired) > 0 {
 		r := &t.retired[0]
 		if !r.left {
-			if r.last > s.committed || (t.n > 0 && t.oldest() <= r.last) {
+			if r.last > f.committed || (t.n > 0 && t.oldest() <= r.last) {
 				return spare() // still in the tail, or not yet stored
 			}
-			waits, ok := s.holdMarksLocked()
+			waits, ok := f.holdMarksLocked()
 			if !ok {
 				t.dropOldest()
 				continue
@@ -170,10 +170,10 @@ func (s *Session) reusableBlockLocked() []byte {
 // holdMarksLocked returns what each connection that may hold frames of the tail has
 // queued by now, or false when one of them does not tell (not a frameHolder); mu
 // is held. Draining connections that have written what they held are dropped.
-func (s *Session) holdMarksLocked() ([]holdMark, bool) {
-	t := &s.tail
-	marks := make([]holdMark, 0, len(s.subs)+len(t.draining))
-	for _, a := range s.subs {
+func (f *Feed) holdMarksLocked() ([]holdMark, bool) {
+	t := &f.tail
+	marks := make([]holdMark, 0, len(f.subs)+len(t.draining))
+	for _, a := range f.subs {
 		h, ok := a.sub.(frameHolder)
 		if !ok {
 			return nil, false
@@ -195,15 +195,15 @@ func (s *Session) holdMarksLocked() ([]holdMark, bool) {
 
 // detachedLocked is told that a, which may have been handed frames of the tail, is
 // detached: its connection is remembered until it no longer reads them; mu is held.
-func (s *Session) detachedLocked(a *attachment) {
+func (f *Feed) detachedLocked(a *attachment) {
 	h, ok := a.sub.(frameHolder)
 	if !ok {
-		s.tail.forget()
+		f.tail.forget()
 		return
 	}
 	m := holdMark{h: h}
 	m.queued, _ = h.PacedBytes()
 	if !m.done() {
-		s.tail.draining = append(s.tail.draining, m)
+		f.tail.draining = append(f.tail.draining, m)
 	}
 }

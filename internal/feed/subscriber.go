@@ -1,25 +1,25 @@
-package session
+package feed
 
 import (
-	"context"
 	"encoding/json/jsontext"
 	"time"
 )
 
-// Subscriber is a connection attached to sessions. The rpc layer implements it.
+// Subscriber is a connection attached to feeds. The rpc layer implements it.
 //
 // Delivery never waits for a slow connection, and never keeps a copy of the stream
-// per connection (SPEC §15, §24): each attachment is a cursor in the session's
+// per connection (docs/protocol.md, "Delivery"): each attachment is a cursor in the session's
 // replay log (delivery.go), with no goroutine of its own: the connection's writer
 // pulls from it (Want, Puller) whenever it has room, and it hands the connection
 // one committed update after another through Deliver, at the pace the connection
-// takes them. A connection is detached, and told Lagged once, only when the update
-// it needs next is no longer kept, or when it took none for Options.LagAfter; the
-// client then catches up through session/attach.
+// takes them. A connection is detached, and told Lagged once, only when its
+// backlog passed rpc.replay_bytes or the update it needs next is no longer kept
+// (retain.go), or when it took none for Options.LagAfter; the client then catches
+// up through session/attach.
 type Subscriber interface {
 	// Deliver queues encoded session/update notifications, in order, as many as
 	// the connection has room for, and returns how many; with 0 the caller Wants
-	// a Pull. It never waits (the session's lock is held), and fails once the
+	// a Pull. It never waits (the feed's lock is held), and fails once the
 	// connection is gone. updates are their params; frames, when not nil, are the
 	// same notifications framed as NDJSON (FrameUpdate), one per update, which
 	// the connection may write from the caller's memory, never changed (the
@@ -28,17 +28,13 @@ type Subscriber interface {
 	Deliver(updates []jsontext.Value, frames [][]byte) (int, error)
 	// Want asks the connection to call p.Pull, once, on its writer with none of
 	// its locks held, once Deliver may have room: at once when it has room now.
-	// It never waits (the session's lock is held), and fails once the connection
+	// It never waits (the feed's lock is held), and fails once the connection
 	// is gone.
 	Want(p Puller) error
 	// Lagged tells the connection it was detached from sessionID because it fell
 	// behind what the session keeps: afterSeq is the last seq of that session it
-	// was sent. It never waits (the session's lock is held).
+	// was sent. It never waits (the feed's lock is held).
 	Lagged(sessionID string, afterSeq uint64)
-	// CanElicit reports whether the client declared form elicitation.
-	CanElicit() bool
-	// Elicit sends elicitation/create and waits for the answer or ctx.
-	Elicit(ctx context.Context, p ElicitParams) (ElicitResult, error)
 }
 
 // Puller is what a connection pulls updates from when it has room
@@ -50,7 +46,7 @@ type Puller interface {
 // attachment is what a session keeps of one attached subscriber: its cursor in the
 // session's updates. Its fields are guarded by the session's mu.
 type attachment struct {
-	s       *Session
+	f       *Feed
 	sub     Subscriber
 	sent    uint64        // the seq of the last update it was sent, or the seq it attached at
 	count   int           // updates sent since it attached (or an attach moved it)

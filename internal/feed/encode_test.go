@@ -1,8 +1,7 @@
-package session
+package feed
 
 import (
 	"bytes"
-	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"slices"
 	"strconv"
@@ -11,36 +10,13 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// A user_message made from the prompt's JSON string is the marshalled update when
-// the string is spelled as Marshal spells it, and decodes to the text whatever its
-// escapes.
-func TestAUserMessageFromTheQuotedPromptMatchesMarshal(t *testing.T) {
-	s := &Session{ID: "6f1c2a3e-1b2c"}
-	for _, text := range []string{"", "go", "a\nb\t\"q\" \\ <&> \u2028 é 😀 \x01", "line 1 word word\nline 2"} {
-		quoted, err := jsontext.AppendQuote(nil, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.userMessage("turn_1", 42, text, quoted)
-		want, err2 := json.Marshal(&Update{SessionID: s.ID, TurnID: "turn_1", Seq: 42, Type: UserMessage, Text: &text})
-		if err != nil || err2 != nil || string(got) != string(want) {
-			t.Errorf("user_message of %q:\n got %s %v\nwant %s %v", text, got, err, want, err2)
-		}
-	}
-	got, err := s.userMessage("turn_1", 42, "é/\n", jsontext.Value(`"\u00e9\/\n"`))
-	var u Update
-	if err != nil || json.Unmarshal(got, &u) != nil || u.Text == nil || *u.Text != "é/\n" || u.Seq != 42 || u.Type != UserMessage {
-		t.Errorf("user_message %s (%v) decodes to %+v", got, err, u)
-	}
-}
-
 func TestEncodeMatchesMarshal(t *testing.T) {
 	for _, text := range []string{"", "hello ", "a\nb\t\"q\" \\ <&> \u2028 é 😀 \x01", "line 1 word word\n"} {
-		for _, typ := range []string{AgentMessageChunk, AgentThoughtChunk} {
+		for _, typ := range []string{"agent_message_chunk", "agent_thought_chunk"} {
 			for _, turn := range []string{"", "turn_0123"} {
-				u := &Update{SessionID: "6f1c2a3e-1b2c", TurnID: turn, Seq: 12345, Type: typ, Text: &text}
+				u := &Chunk{SessionID: "6f1c2a3e-1b2c", TurnID: turn, Seq: 12345, Type: typ, Text: text}
 				var e encoder
-				got, shape, err := e.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+				got, shape, err := e.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, u.Text)
 				checkShape(t, got, u.Seq, shape)
 				want, err2 := json.Marshal(u)
 				if err != nil || err2 != nil || string(got) != string(want) {
@@ -62,8 +38,8 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 	for _, sid := range []string{"s1", "s1", "s10", "s", "s1"} {
 		for _, turn := range []string{"turn_1", "turn_1", "", "turn_2"} {
 			text := sid + turn
-			u := &Update{SessionID: sid, TurnID: turn, Seq: 7, Type: AgentMessageChunk, Text: &text}
-			got, shape, err := e.chunk(buf[len(buf):], u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+			u := &Chunk{SessionID: sid, TurnID: turn, Seq: 7, Type: "agent_message_chunk", Text: text}
+			got, shape, err := e.chunk(buf[len(buf):], u.SessionID, u.TurnID, u.Seq, u.Type, u.Text)
 			chunks = append(chunks, made{got, shape})
 			want, err2 := json.Marshal(u)
 			if err != nil || err2 != nil || string(got) != string(want) {
@@ -78,9 +54,9 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 	// Every byte, alone and in a word: the plain ASCII ones take the short way.
 	for c := range 256 {
 		for _, text := range []string{string(rune(c)), string([]byte{byte(c)}), "wo" + string([]byte{byte(c)}) + "rd "} {
-			u := &Update{SessionID: "s", Seq: 3, Type: AgentMessageChunk, Text: &text}
+			u := &Chunk{SessionID: "s", Seq: 3, Type: "agent_message_chunk", Text: text}
 			var e encoder
-			got, shape, err := e.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+			got, shape, err := e.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, u.Text)
 			checkShape(t, got, u.Seq, shape)
 			want, err2 := json.Marshal(u)
 			if string(got) != string(want) || (err == nil) != (err2 == nil) {
@@ -89,9 +65,9 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 		}
 	}
 	bad := "\xff"
-	u := &Update{SessionID: "s", Seq: 1, Type: AgentMessageChunk, Text: &bad}
+	u := &Chunk{SessionID: "s", Seq: 1, Type: "agent_message_chunk", Text: bad}
 	var e2 encoder
-	got, shape, err := e2.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+	got, shape, err := e2.chunk(nil, u.SessionID, u.TurnID, u.Seq, u.Type, u.Text)
 	checkShape(t, got, u.Seq, shape)
 	want, err2 := json.Marshal(u)
 	if string(got) != string(want) || (err == nil) != (err2 == nil) {
@@ -117,10 +93,10 @@ func checkShape(t *testing.T, b []byte, seq uint64, shape *store.Shape) {
 // replay log stores a run of them by its parts.
 func TestChunksOfATurnShareAShape(t *testing.T) {
 	var e encoder
-	_, a, _ := e.chunk(nil, "s", "turn_1", 1, AgentMessageChunk, "one ")
-	_, b, _ := e.chunk(nil, "s", "turn_1", 2, AgentMessageChunk, "tab\t \"q\" é ")
-	_, c, _ := e.chunk(nil, "s", "turn_1", 3, AgentThoughtChunk, "hm")
-	_, d, _ := e.chunk(nil, "s", "turn_2", 4, AgentThoughtChunk, "hm")
+	_, a, _ := e.chunk(nil, "s", "turn_1", 1, "agent_message_chunk", "one ")
+	_, b, _ := e.chunk(nil, "s", "turn_1", 2, "agent_message_chunk", "tab\t \"q\" é ")
+	_, c, _ := e.chunk(nil, "s", "turn_1", 3, "agent_thought_chunk", "hm")
+	_, d, _ := e.chunk(nil, "s", "turn_2", 4, "agent_thought_chunk", "hm")
 	if a == nil || a != b {
 		t.Errorf("two chunks of a turn: shapes %p and %p", a, b)
 	}
@@ -131,7 +107,7 @@ func TestChunksOfATurnShareAShape(t *testing.T) {
 
 func BenchmarkEncodeChunk(b *testing.B) {
 	text := "word "
-	u := &Update{SessionID: "6f1c2a3e-1b2c-4d5e-8f90-a1b2c3d4e5f6", TurnID: "turn_0123456789abcdef", Seq: 12345, Type: AgentMessageChunk, Text: &text}
+	u := &Chunk{SessionID: "6f1c2a3e-1b2c-4d5e-8f90-a1b2c3d4e5f6", TurnID: "turn_0123456789abcdef", Seq: 12345, Type: "agent_message_chunk", Text: text}
 	b.Run("marshal", func(b *testing.B) {
 		for b.Loop() {
 			json.Marshal(u)
@@ -141,7 +117,7 @@ func BenchmarkEncodeChunk(b *testing.B) {
 		var e encoder
 		buf := make([]byte, 0, 256)
 		for b.Loop() {
-			buf, _, _ = e.chunk(buf[:0], u.SessionID, u.TurnID, u.Seq, u.Type, *u.Text)
+			buf, _, _ = e.chunk(buf[:0], u.SessionID, u.TurnID, u.Seq, u.Type, u.Text)
 		}
 	})
 }

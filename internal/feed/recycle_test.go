@@ -1,7 +1,6 @@
-package session
+package feed
 
 import (
-	"context"
 	"encoding/json/jsontext"
 	"fmt"
 	"runtime"
@@ -21,11 +20,7 @@ type holder struct{ queued, released uint64 }
 func (h *holder) Deliver(u []jsontext.Value, f [][]byte) (int, error) { return len(u), nil }
 func (h *holder) Want(Puller) error                                   { return nil }
 func (h *holder) Lagged(string, uint64)                               {}
-func (h *holder) CanElicit() bool                                     { return false }
-func (h *holder) Elicit(context.Context, ElicitParams) (ElicitResult, error) {
-	return ElicitResult{}, nil
-}
-func (h *holder) PacedBytes() (uint64, uint64) { return h.queued, h.released }
+func (h *holder) PacedBytes() (uint64, uint64)                        { return h.queued, h.released }
 
 type plain struct{ holder }
 
@@ -34,23 +29,23 @@ func (p *plain) PacedBytes() {} // not a frameHolder's
 // streamed publishes n updates of 100 bytes into s's tail, each committed and
 // passed by every cursor at once, and returns the first byte of each block the
 // tail filled, in order.
-func streamed(s *Session, n int) []*byte {
+func streamed(f *Feed, n int) []*byte {
 	var blocks []*byte
 	payload := make([]byte, 100)
 	for range n {
-		seq := s.seq + 1
-		s.seq = seq
+		seq := f.seq + 1
+		f.seq = seq
 		copy(payload, fmt.Sprintf(`{"seq":%d}`, seq))
-		before := s.tail.block
-		s.tail.add(seq, payload, s.reusableBlockLocked)
-		if len(before) == 0 || &s.tail.block[:1][0] != &before[:1][0] {
-			blocks = append(blocks, &s.tail.block[:1][0])
+		before := f.tail.block
+		f.tail.add(seq, payload, f.reusableBlockLocked)
+		if len(before) == 0 || &f.tail.block[:1][0] != &before[:1][0] {
+			blocks = append(blocks, &f.tail.block[:1][0])
 		}
-		s.committed = seq
-		for _, a := range s.subs {
+		f.committed = seq
+		for _, a := range f.subs {
 			a.sent = seq
 		}
-		s.trimTailLocked()
+		f.trimTailLocked()
 	}
 	return blocks
 }
@@ -61,11 +56,11 @@ func streamed(s *Session, n int) []*byte {
 // spares, and a subscriber that does not tell stops all of it.
 func TestABlockIsWrittenAgainOnlyOnceItsConnectionsReleasedIt(t *testing.T) {
 	h := &holder{queued: 1}
-	s := &Session{turn: &runningTurn{}}
-	a := &attachment{s: s, sub: h}
-	s.subs = []*attachment{a}
+	f := &Feed{busy: true}
+	a := &attachment{f: f, sub: h}
+	f.subs = []*attachment{a}
 	perBlock := tailBlock / (len(updateFramePrefix) + 100 + len(updateFrameSuffix))
-	first := streamed(s, 4*perBlock)
+	first := streamed(f, 4*perBlock)
 	if len(first) != 4 {
 		t.Fatalf("%d blocks for 4 blocks' worth of updates", len(first))
 	}
@@ -73,13 +68,13 @@ func TestABlockIsWrittenAgainOnlyOnceItsConnectionsReleasedIt(t *testing.T) {
 	for _, b := range first {
 		held[b] = true
 	}
-	for _, b := range streamed(s, 2*perBlock) {
+	for _, b := range streamed(f, 2*perBlock) {
 		if held[b] {
 			t.Fatal("a block was written again while its connection held its frames")
 		}
 	}
 	h.released = h.queued
-	again := streamed(s, 2*perBlock)
+	again := streamed(f, 2*perBlock)
 	if len(again) != 2 || again[0] != first[0] || again[1] != first[1] {
 		t.Fatalf("once released, the next blocks are not the first ones written again: %v, %v", again, first[:2])
 	}
@@ -87,21 +82,21 @@ func TestABlockIsWrittenAgainOnlyOnceItsConnectionsReleasedIt(t *testing.T) {
 	// Idle, the tail keeps no block: they are spares, for any tail, once released.
 	for spares.Get() != nil { // what earlier tests left there
 	}
-	spared := map[*byte]bool{&s.tail.block[:1][0]: true}
-	for _, r := range s.tail.retired {
+	spared := map[*byte]bool{&f.tail.block[:1][0]: true}
+	for _, r := range f.tail.retired {
 		spared[&r.buf[:1][0]] = true
 	}
-	s.turn = nil
-	s.trimTailLocked()
-	if s.tail.block != nil || len(s.tail.retired) != 0 {
+	f.busy = false
+	f.trimTailLocked()
+	if f.tail.block != nil || len(f.tail.retired) != 0 {
 		t.Fatal("an idle tail keeps its blocks")
 	}
 	h.released = h.queued + 1 // what it held then is written
 	h.queued += 2
-	s.turn = &runningTurn{}
+	f.busy = true
 	gcs := numGC()
 	reused := 0
-	for _, b := range streamed(s, 2*perBlock) {
+	for _, b := range streamed(f, 2*perBlock) {
 		if spared[b] {
 			reused++
 		}
@@ -114,19 +109,19 @@ func TestABlockIsWrittenAgainOnlyOnceItsConnectionsReleasedIt(t *testing.T) {
 	// waited for all the same.
 	h.released = h.queued
 	h2 := &holder{queued: 5}
-	c := &attachment{s: s, sub: h2}
-	s.subs = append(s.subs, c)
-	streamed(s, perBlock/2)
-	filling := &s.tail.block[:1][0]
-	s.removeLocked(c)
-	for _, x := range streamed(s, 4*perBlock) {
+	c := &attachment{f: f, sub: h2}
+	f.subs = append(f.subs, c)
+	streamed(f, perBlock/2)
+	filling := &f.tail.block[:1][0]
+	f.removeLocked(c)
+	for _, x := range streamed(f, 4*perBlock) {
 		if x == filling {
 			t.Fatal("a block was written again while a detached connection held its frames")
 		}
 	}
 	h2.released = h2.queued
 	reused = 0
-	for _, x := range streamed(s, 8*perBlock) {
+	for _, x := range streamed(f, 8*perBlock) {
 		if x == filling {
 			reused++
 		}
@@ -138,20 +133,20 @@ func TestABlockIsWrittenAgainOnlyOnceItsConnectionsReleasedIt(t *testing.T) {
 	// A subscriber that does not tell what it holds: nothing it may hold is
 	// written again, before or after it leaves.
 	p := &plain{}
-	b := &attachment{s: s, sub: p}
-	s.subs = append(s.subs, b)
+	b := &attachment{f: f, sub: p}
+	f.subs = append(f.subs, b)
 	h.released = h.queued
 	before := map[*byte]bool{}
-	for _, x := range streamed(s, 3*perBlock) {
+	for _, x := range streamed(f, 3*perBlock) {
 		before[x] = true
 	}
-	for _, x := range streamed(s, 3*perBlock) {
+	for _, x := range streamed(f, 3*perBlock) {
 		if before[x] {
 			t.Fatal("a block was written again while a subscriber that does not tell was attached")
 		}
 	}
-	s.removeLocked(b)
-	if s.tail.block != nil || len(s.tail.retired) != 0 {
+	f.removeLocked(b)
+	if f.tail.block != nil || len(f.tail.retired) != 0 {
 		t.Fatal("the blocks it may hold were kept for writing again")
 	}
 }

@@ -1,4 +1,4 @@
-package session
+package feed
 
 import (
 	"context"
@@ -11,16 +11,17 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// Delivery at the reader's pace (SPEC §24). Every attachment is a cursor: the seq
-// of the last update its connection was sent. It has no goroutine of its own.
-// While it is behind the session's committed seq (what the replay log has stored:
-// durable before visible), it is registered with its connection (Subscriber.Want),
-// whose writer, whenever it has room, calls the cursor's Pull: that reads the next
-// updates from the session's tail in memory, or from the store when they are older
-// than the tail, and hands the connection as many as it takes. A connection that
-// does not read costs its writer, blocked in its write, and the cursor's fields;
-// nothing else. A cursor is detached as lagged only when what it needs next is no
-// longer kept, or when its connection took nothing for the session's LagAfter.
+// Delivery at the reader's pace (docs/protocol.md, "A daemon that runs for months").
+// Every attachment is a cursor: the seq of the last update its connection was sent.
+// It has no goroutine of its own. While it is behind the session's committed seq
+// (what the replay log has stored: durable before visible), it is registered with its
+// connection (Subscriber.Want), whose writer, whenever it has room, calls the
+// cursor's Pull: that reads the next updates from the session's tail in memory, or
+// from the store when they are older than the tail, and hands the connection as many
+// as it takes. A connection that does not read costs its writer, blocked in its
+// write, and the cursor's fields; nothing else. A cursor is detached as lagged only
+// when what it needs next is no longer kept, or when its connection took nothing for
+// the session's LagAfter.
 
 // LagAfter is how long a cursor waits for its connection to take an update before
 // it is detached as lagged (Options.LagAfter).
@@ -38,36 +39,36 @@ var errPageFull = errors.New("session: page full")
 
 // committedThrough is told by the replay log that the session's updates up to seq
 // are stored: they may be delivered now.
-func (s *Session) committedThrough(seq uint64) {
-	s.mu.Lock()
-	s.committedLocked(seq)
-	s.mu.Unlock()
+func (f *Feed) committedThrough(seq uint64) {
+	f.mu.Lock()
+	f.committedLocked(seq)
+	f.mu.Unlock()
 }
 
 // committedLocked is committedThrough with mu held.
-func (s *Session) committedLocked(seq uint64) {
-	if seq > s.committed {
-		s.committed = seq
+func (f *Feed) committedLocked(seq uint64) {
+	if seq > f.committed {
+		f.committed = seq
 	}
-	s.kickLocked()
+	f.kickLocked()
 }
 
 // limitLocked is the seq up to which cursors deliver: the committed one, and once
 // the session ended, no later than its last update then.
-func (s *Session) limitLocked() uint64 {
-	if s.ended {
-		return min(s.committed, s.finalSeq)
+func (f *Feed) limitLocked() uint64 {
+	if f.ended {
+		return min(f.committed, f.finalSeq)
 	}
-	return s.committed
+	return f.committed
 }
 
 // kickLocked registers with its connection each cursor that is behind and not
 // registered yet; mu is held.
-func (s *Session) kickLocked() {
-	limit := s.limitLocked()
-	for i := 0; i < len(s.subs); {
-		a := s.subs[i]
-		if !a.wanting && !a.gone && a.sent < limit && !s.wantLocked(a) {
+func (f *Feed) kickLocked() {
+	limit := f.limitLocked()
+	for i := 0; i < len(f.subs); {
+		a := f.subs[i]
+		if !a.wanting && !a.gone && a.sent < limit && !f.wantLocked(a) {
 			continue // its connection closed: removed, the next one is at i
 		}
 		i++
@@ -77,38 +78,38 @@ func (s *Session) kickLocked() {
 // wantLocked registers a, which has updates to hand its connection, to be pulled
 // once the connection has room, and watches it for lagging from now on (unless it
 // waits already); false (and a removed) when the connection is gone; mu is held.
-func (s *Session) wantLocked(a *attachment) bool {
+func (f *Feed) wantLocked(a *attachment) bool {
 	a.wanting = true
 	if err := a.sub.Want(a); err != nil {
-		s.removeLocked(a)
+		f.removeLocked(a)
 		return false
 	}
 	if a.blocked.IsZero() {
 		a.blocked = time.Now()
 	}
-	s.watchLagLocked(a)
+	f.watchLagLocked(a)
 	return true
 }
 
 // trimTailLocked drops from the tail what every cursor has passed; mu is held.
-func (s *Session) trimTailLocked() {
-	passed := s.committed
-	for _, a := range s.subs {
+func (f *Feed) trimTailLocked() {
+	passed := f.committed
+	for _, a := range f.subs {
 		passed = min(passed, a.sent)
 	}
-	s.tail.trim(s.committed, passed, s.turn != nil)
-	if s.turn == nil && s.tail.block == nil && len(s.tail.retired) > 0 && s.tail.oldest() == 0 {
-		s.spareLocked()
+	f.tail.trim(f.committed, passed, f.busy)
+	if !f.busy && f.tail.block == nil && len(f.tail.retired) > 0 && f.tail.oldest() == 0 {
+		f.spareLocked()
 	}
 }
 
 // removeLocked detaches a; mu is held.
-func (s *Session) removeLocked(a *attachment) {
-	if i := slices.Index(s.subs, a); i >= 0 {
-		s.subs = slices.Delete(s.subs, i, i+1)
+func (f *Feed) removeLocked(a *attachment) {
+	if i := slices.Index(f.subs, a); i >= 0 {
+		f.subs = slices.Delete(f.subs, i, i+1)
 	}
 	a.gone, a.page = true, nil
-	s.detachedLocked(a)
+	f.detachedLocked(a)
 	if a.timer != nil {
 		a.timer.Stop()
 	}
@@ -135,23 +136,23 @@ var batches = sync.Pool{New: func() any {
 
 // Pull is called by a's connection, on its writer, once it has room: a hands it
 // the next updates (Subscriber.Want).
-func (a *attachment) Pull() { a.s.pull(a) }
+func (a *attachment) Pull() { a.f.pull(a) }
 
 // pull hands a's connection, from the tail or the store, the updates after a.sent
 // up to the limit, as many as it takes; when it took fewer, a waits for the next
 // Pull, and is lagged if none comes within LagAfter.
-func (s *Session) pull(a *attachment) {
-	s.mu.Lock()
+func (f *Feed) pull(a *attachment) {
+	f.mu.Lock()
 	b := batches.Get().(*batch) // taken under mu: about one per session streaming
 	a.wanting = false
 	for !a.gone {
-		limit := s.limitLocked()
+		limit := f.limitLocked()
 		if a.sent >= limit {
 			a.blocked = time.Time{}
-			if s.ended && a.sent >= s.finalSeq {
-				s.removeLocked(a) // the session ended and a has all of it
+			if f.ended && a.sent >= f.finalSeq {
+				f.removeLocked(a) // the session ended and a has all of it
 			}
-			s.trimTailLocked()
+			f.trimTailLocked()
 			break
 		}
 		b.entries = b.entries[:0]
@@ -160,21 +161,21 @@ func (s *Session) pull(a *attachment) {
 			b.entries = append(b.entries, a.page[:min(len(a.page), deliverBatch)]...)
 		} else {
 			var inTail bool
-			if b.entries, inTail = s.tail.after(a.sent, limit, b.entries, deliverBatch); !inTail {
-				if !s.readPageLocked(a, limit) {
+			if b.entries, inTail = f.tail.after(a.sent, limit, b.entries, deliverBatch); !inTail {
+				if !f.readPageLocked(a, limit) {
 					break
 				}
 				continue
 			}
 		}
-		n, err := s.handLocked(a, b)
+		n, err := f.handLocked(a, b)
 		if err != nil {
-			s.removeLocked(a)
+			f.removeLocked(a)
 			break
 		}
 		if n == 0 { // no room: the next Pull comes once there is
 			if !a.wanting {
-				s.wantLocked(a)
+				f.wantLocked(a)
 			}
 			break
 		}
@@ -191,12 +192,12 @@ func (s *Session) pull(a *attachment) {
 	}
 	clear(b.entries[:cap(b.entries)])
 	batches.Put(b)
-	s.mu.Unlock()
+	f.mu.Unlock()
 }
 
 // handLocked hands a's connection the entries of b, framed when they all are, and
 // returns how many it took; mu is held (Deliver never waits).
-func (s *Session) handLocked(a *attachment, b *batch) (int, error) {
+func (f *Feed) handLocked(a *attachment, b *batch) (int, error) {
 	b.payloads, b.frames = b.payloads[:0], b.frames[:0]
 	var frames [][]byte
 	if b.framed {
@@ -220,19 +221,19 @@ func (s *Session) handLocked(a *attachment, b *batch) (int, error) {
 // with mu released meanwhile (on the connection's writer, which has nothing else
 // to write for a), and reports whether a goes on: false once it was lagged, gone or
 // moved (an attach moved it: it is registered again from there); mu is held.
-func (s *Session) readPageLocked(a *attachment, limit uint64) bool {
+func (f *Feed) readPageLocked(a *attachment, limit uint64) bool {
 	from, gen := a.sent, a.gen
-	s.mu.Unlock()
-	page, truncated, err := s.readStored(from, limit, nil)
+	f.mu.Unlock()
+	page, truncated, err := f.readStored(from, limit, nil)
 	if err != nil {
-		s.mgr.log.Error("reading the replay log for a connection; detached it as lagged", "session", s.ID, "err", err)
+		f.hub.log.Error("reading the replay log for a connection; detached it as lagged", "session", f.id, "err", err)
 	}
 	if err != nil || truncated {
-		s.lag(a, gen)
-		s.mu.Lock()
+		f.lag(a, gen)
+		f.mu.Lock()
 		return false
 	}
-	s.mu.Lock()
+	f.mu.Lock()
 	if a.gone || a.gen != gen { // moved: the attach registered it from there
 		return false
 	}
@@ -247,14 +248,14 @@ func (s *Session) readPageLocked(a *attachment, limit uint64) bool {
 
 // watchLagLocked makes sure a is lagged if its connection takes nothing of what it
 // has for LagAfter from a.blocked; mu is held.
-func (s *Session) watchLagLocked(a *attachment) {
+func (f *Feed) watchLagLocked(a *attachment) {
 	if a.timing {
 		return
 	}
 	a.timing = true
-	wait := s.mgr.opts.LagAfter - time.Since(a.blocked)
+	wait := f.hub.lagAfter - time.Since(a.blocked)
 	if a.timer == nil {
-		a.timer = time.AfterFunc(wait, func() { s.checkLag(a) })
+		a.timer = time.AfterFunc(wait, func() { f.checkLag(a) })
 	} else {
 		a.timer.Reset(wait)
 	}
@@ -262,44 +263,45 @@ func (s *Session) watchLagLocked(a *attachment) {
 
 // checkLag runs LagAfter after a was blocked: a is lagged if its connection still
 // took nothing since, else watched again from when it was blocked last.
-func (s *Session) checkLag(a *attachment) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (f *Feed) checkLag(a *attachment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	a.timing = false
 	switch {
 	case a.gone || a.blocked.IsZero():
-	case time.Since(a.blocked) < s.mgr.opts.LagAfter:
-		s.watchLagLocked(a)
+	case time.Since(a.blocked) < f.hub.lagAfter:
+		f.watchLagLocked(a)
 	default:
-		s.lagLocked(a)
+		f.lagLocked(a)
 	}
 }
 
 // lag detaches a, which fell behind, and tells its connection; nothing is done
 // when an attach moved the cursor meanwhile (gen), which then goes on from there.
-func (s *Session) lag(a *attachment, gen uint64) {
-	s.mu.Lock()
+func (f *Feed) lag(a *attachment, gen uint64) {
+	f.mu.Lock()
 	if a.gen == gen && !a.gone {
-		s.lagLocked(a)
+		f.lagLocked(a)
 	}
-	s.mu.Unlock()
+	f.mu.Unlock()
 }
 
 // lagLocked detaches a and tells its connection, before anyone waiting on a
 // (WaitDelivered: the prompt's answer) may go on, so that lagged comes right behind
 // the last update it was sent; mu is held (Lagged never waits).
-func (s *Session) lagLocked(a *attachment) {
-	s.removeLocked(a)
-	s.trimTailLocked()
-	s.mgr.log.Warn("a connection fell behind the session's updates; detached it", "session", s.ID, "afterSeq", a.sent)
-	a.sub.Lagged(s.ID, a.sent)
+func (f *Feed) lagLocked(a *attachment) {
+	f.holdLocked(a.sent) // replayable from its afterSeq for RecoverFor (retain.go)
+	f.removeLocked(a)
+	f.trimTailLocked()
+	f.hub.log.Warn("a connection fell behind the session's updates; detached it", "session", f.id, "afterSeq", a.sent)
+	a.sub.Lagged(f.id, a.sent)
 }
 
 // readStored reads from the store a page of the updates with after < seq <= upTo,
 // and reports truncated when the one right after after is no longer kept. It runs
 // on the cursor's connection's writer (pull), under no lock.
-func (s *Session) readStored(after, upTo uint64, dst []tailEntry) ([]tailEntry, bool, error) {
-	oldest, err := s.mgr.st.Updates(s.mgr.life, s.ID, after, func(u store.Update) error {
+func (f *Feed) readStored(after, upTo uint64, dst []tailEntry) ([]tailEntry, bool, error) {
+	oldest, err := f.hub.st.Updates(f.hub.life, f.id, after, func(u store.Update) error {
 		if u.Seq > upTo || len(dst) >= storePage {
 			return errPageFull
 		}
@@ -319,28 +321,28 @@ func (s *Session) readStored(after, upTo uint64, dst []tailEntry) ([]tailEntry, 
 // session up to seq, or sub is not (or no longer) attached, or ctx ends. A prompt's
 // answer waits for it, so that on the prompting connection the answer follows the
 // turn's updates.
-func (s *Session) WaitDelivered(ctx context.Context, sub Subscriber, seq uint64) {
-	s.mu.Lock()
-	a := s.attachmentLocked(sub)
-	s.mu.Unlock()
+func (f *Feed) WaitDelivered(ctx context.Context, sub Subscriber, seq uint64) {
+	f.mu.Lock()
+	a := f.attachmentLocked(sub)
+	f.mu.Unlock()
 	if a != nil {
-		s.waitSent(ctx, a, seq)
+		f.waitSent(ctx, a, seq)
 	}
 }
 
 // waitSent returns once a was sent seq, is gone, or ctx ends.
-func (s *Session) waitSent(ctx context.Context, a *attachment, seq uint64) {
+func (f *Feed) waitSent(ctx context.Context, a *attachment, seq uint64) {
 	for {
-		s.mu.Lock()
+		f.mu.Lock()
 		if a.gone || a.sent >= seq {
-			s.mu.Unlock()
+			f.mu.Unlock()
 			return
 		}
 		if a.moved == nil {
 			a.moved = make(chan struct{})
 		}
 		ch := a.moved
-		s.mu.Unlock()
+		f.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -350,8 +352,8 @@ func (s *Session) waitSent(ctx context.Context, a *attachment, seq uint64) {
 }
 
 // attachmentLocked returns sub's attachment, nil when it has none; mu is held.
-func (s *Session) attachmentLocked(sub Subscriber) *attachment {
-	for _, a := range s.subs {
+func (f *Feed) attachmentLocked(sub Subscriber) *attachment {
+	for _, a := range f.subs {
 		if a.sub == sub {
 			return a
 		}
