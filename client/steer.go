@@ -21,16 +21,20 @@ type SteerResult struct {
 // empty, must be the running turn's id, else the daemon refuses (-32602, reason
 // "stale_turn", Data carrying the running turn's "turnId" when one runs) and
 // starts nothing: also when that turn ended before it took the text. Steer waits
-// until the turn took the text
-// (it is stored by then), which is at the end of the model call or tool call the
-// turn is in.
+// until the turn took the text (it is stored by then), which is at the end of the
+// model call or tool call the turn is in; the user_message of the steer (or of the
+// turn it started) has been handed to the update handler when Steer returns.
 func (c *Client) Steer(ctx context.Context, sessionID, text, expectedTurnID string) (*SteerResult, error) {
 	params := map[string]any{"sessionId": sessionID, "text": text}
 	if expectedTurnID != "" {
 		params["expectedTurnId"] = expectedTurnID
 	}
 	var r SteerResult
-	if err := c.Call(ctx, "session/steer", params, &r); err != nil {
+	err := c.Call(ctx, "session/steer", params, &r)
+	// The daemon answers after the steer's user_message (or the started turn's):
+	// it has reached the update handler when Steer returns.
+	c.queue.waitDelivered(ctx, c.queue.pushed())
+	if err != nil {
 		return nil, err
 	}
 	return &r, nil

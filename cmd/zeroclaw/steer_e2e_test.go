@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
 // shellUntilReleased runs until a file "release" appears in the workspace (the

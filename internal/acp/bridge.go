@@ -77,12 +77,18 @@ type Bridge struct {
 
 // sessionState is what the bridge keeps of a session the editor used.
 type sessionState struct {
-	lastSeq uint64                        // the last update forwarded
-	turn    *request                      // the editor's prompt in flight, if any
-	asks    map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
-	asking  sync.WaitGroup                // questions put to the editor, until answered or withdrawn
-	catchUp chan struct{}                 // closed when a re-attach after lagged is done
-	ctl     controls                      // the session's mode, model, title (controls.go)
+	lastSeq uint64   // the last update forwarded
+	turn    *request // the editor's prompt in flight, if any
+	// running is the daemon turn of the editor's prompt, from its user_message until
+	// the prompt answers ("" else): the turn a steer joins (steer.go).
+	running string
+	// steering are the editor's steers in flight, whose user_message the editor
+	// already shows (steer.go).
+	steering []*steering
+	asks     map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
+	asking   sync.WaitGroup                // questions put to the editor, until answered or withdrawn
+	catchUp  chan struct{}                 // closed when a re-attach after lagged is done
+	ctl      controls                      // the session's mode, model, title (controls.go)
 	// cancels counts the daemon cancels of the session in flight (cancelOnDaemon),
 	// and cancelsDone is closed when it drops to 0.
 	cancels     int
@@ -208,6 +214,7 @@ func (b *Bridge) methods() map[string]handlerFunc {
 		"session/close":  b.sessionClose,
 		"session/delete": b.sessionDelete,
 		"session/prompt": b.prompt,
+		steeringMethod:   b.steer,
 
 		"session/set_mode":          b.setMode,
 		"session/set_config_option": b.setConfigOption,
@@ -267,44 +274,6 @@ func (b *Bridge) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
 }
 
 var errCancelled = jsonrpc.NewError(-32800, "request cancelled", nil)
-
-func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
-	var p struct {
-		ProtocolVersion    *int64 `json:"protocolVersion"`
-		ClientCapabilities struct {
-			Elicitation *struct {
-				Form jsontext.Value `json:"form"`
-			} `json:"elicitation"`
-		} `json:"clientCapabilities"`
-	}
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.ProtocolVersion == nil || *p.ProtocolVersion < 1 {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: protocolVersion must be an integer of at least 1",
-			map[string]any{"param": "protocolVersion", "supported": []int{ProtocolVersion}})
-	}
-	e := p.ClientCapabilities.Elicitation
-	b.mu.Lock()
-	b.elicit = e != nil && len(e.Form) > 0 && string(e.Form) != "null"
-	b.mu.Unlock()
-	if _, err := b.daemon(ctx); err != nil {
-		return nil, err
-	}
-	return map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"agentCapabilities": map[string]any{
-			"loadSession":        true,
-			"promptCapabilities": map[string]any{"image": true, "audio": false, "embeddedContext": true},
-			"mcpCapabilities":    map[string]any{"http": true, "sse": true},
-			"sessionCapabilities": map[string]any{
-				"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}, "delete": map[string]any{},
-			},
-		},
-		"authMethods": []any{},
-		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.opts.Version},
-	}, nil
-}
 
 // daemon returns the connection to the daemon, dialing (and, with AutoStart,
 // starting an ephemeral daemon) when there is none or the last one ended.

@@ -167,7 +167,9 @@ func (s *Session) enqueue(ctx context.Context) error {
 		return errBusy("%d prompts are already waiting", s.mgr.opts.MaxQueued)
 	}
 	s.waiting++
+	n := s.waiting
 	s.mu.Unlock()
+	s.mgr.log.Info("waiting for the turn slot", "session", s.ID, "waiting", n)
 	defer func() {
 		s.mu.Lock()
 		s.waiting--

@@ -32,8 +32,9 @@ type SteerResult struct {
 	Outcome string `json:"outcome"`
 	TurnID  string `json:"turnId"`
 
-	// lastSeq is the session's last seq once the steered user_message was
-	// published: the answer follows it on the steering connection (LastSeq).
+	// lastSeq is the session's last seq once the steered user_message (or the
+	// started turn's) was published: the answer follows it on the steering
+	// connection (LastSeq).
 	lastSeq uint64
 }
 
@@ -118,7 +119,7 @@ func (s *Session) Steer(ctx context.Context, text, expectedTurnID string) (Steer
 	if err != nil {
 		return SteerResult{}, err
 	}
-	return SteerResult{Outcome: SteerStartedTurn, TurnID: r.TurnID}, nil
+	return SteerResult{Outcome: SteerStartedTurn, TurnID: r.TurnID, lastSeq: r.LastSeq()}, nil
 }
 
 // errStaleTurn refuses a steer whose expectedTurnId is not the running turn:

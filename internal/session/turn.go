@@ -183,7 +183,9 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 	}()
 	if detached {
 		release() // nobody waits for this answer
-		return PromptResult{SessionID: s.ID, TurnID: t.id}, nil
+		// The turn's user_message is published (beginTurn): the steer's answer
+		// follows it on the steering connection.
+		return PromptResult{SessionID: s.ID, TurnID: t.id, lastSeq: s.feed.Seq()}, nil
 	}
 	select {
 	case r := <-result:
