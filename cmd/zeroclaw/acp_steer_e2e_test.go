@@ -13,6 +13,8 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // Steering over ACP (docs/protocol.md, "ACP", the _session/steering row) and an
@@ -178,7 +180,7 @@ func TestACPSteeringWithNoTurnRunningAndBadInput(t *testing.T) {
 	if o, _, code := steerACP(t, e, sid, "start one", ""); o != "startedNewTurn" {
 		t.Fatalf("idle steer: %q %d, want startedNewTurn", o, code)
 	}
-	waitFor(t, "the started turn's reply", 30*time.Second, func() bool {
+	wait.For(t, "the started turn's reply", 30*time.Second, func() bool {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return strings.Contains(textOf(e.updates, "agent_message_chunk"), "echo: start one")
@@ -203,7 +205,7 @@ func TestACPSteeringWithNoTurnRunningAndBadInput(t *testing.T) {
 			t.Errorf("%s: %v, want %d", b.name, err, b.code)
 		}
 	}
-	waitFor(t, "the started turn to end", 30*time.Second, func() bool {
+	wait.For(t, "the started turn to end", 30*time.Second, func() bool {
 		return strings.Join(resume(t, d, sid), " ") == "user assistant user assistant"
 	})
 }

@@ -66,6 +66,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	elicit   bool           // the editor declared form elicitation
+	thoughts bool           // the editor asked for thoughts (ThoughtsMeta, memory.go)
 	d        *client.Client // nil before the first request and after it ended
 	stale    bool           // d lagged behind: the next request dials a new connection
 	retired  []*client.Client
@@ -141,8 +142,8 @@ func (b *Bridge) Serve(in io.Reader, out io.Writer) error {
 	f := jsonrpc.NewNDJSON(rw)
 	f.MaxLine, f.LineTimeout, f.WriteTimeout = MaxLine, 0, 0
 	b.editor = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{
-		Logger: b.log,
-		Inline: b.inline,
+		Logger:   b.log,
+		Schedule: b.schedule,
 	})
 	err := b.editor.Run()
 	b.stop()
@@ -178,13 +179,13 @@ func (b *Bridge) editorGone() {
 	}
 }
 
-// inline runs on the editor connection's reader, in the order frames arrive:
+// schedule runs on the editor connection's reader, in the order frames arrive:
 // notifications (cancels) are served there, so that a cancel never overtakes the
 // prompt it cancels, and each request is registered before the next frame is read,
 // so that a cancel that follows it finds it.
-func (b *Bridge) inline(req *jsonrpc.Request) bool {
+func (b *Bridge) schedule(req *jsonrpc.Request) jsonrpc.Schedule {
 	if req.IsNotification() {
-		return true
+		return jsonrpc.Inline
 	}
 	r := newRequest(b.ctx, req.Method)
 	if req.Method == "session/prompt" {
@@ -198,7 +199,7 @@ func (b *Bridge) inline(req *jsonrpc.Request) bool {
 	b.mu.Lock()
 	b.requests[string(req.ID)] = r
 	b.mu.Unlock()
-	return false
+	return jsonrpc.Spawn
 }
 
 type handlerFunc func(ctx context.Context, r *request, params jsontext.Value) (any, error)

@@ -7,9 +7,9 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// initialize answers ACP's initialize (docs/protocol.md, "ACP"): protocol version 1
-// whatever was asked (at least 1), the agent's capabilities, and the steering
-// extension in _meta. It dials the daemon (or starts one) first.
+// initialize answers the editor's initialize (docs/protocol.md, "ACP"): the
+// protocol version, what the bridge offers (the steering extension in _meta), and
+// what the editor declared (form elicitation, thoughts) kept for the session's life.
 func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
 	var p struct {
 		ProtocolVersion    *int64 `json:"protocolVersion"`
@@ -17,6 +17,7 @@ func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Val
 			Elicitation *struct {
 				Form jsontext.Value `json:"form"`
 			} `json:"elicitation"`
+			Meta map[string]jsontext.Value `json:"_meta"`
 		} `json:"clientCapabilities"`
 	}
 	if err := jsonrpc.DecodeParams(params, &p); err != nil {
@@ -29,6 +30,7 @@ func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Val
 	e := p.ClientCapabilities.Elicitation
 	b.mu.Lock()
 	b.elicit = e != nil && len(e.Form) > 0 && string(e.Form) != "null"
+	b.thoughts = string(p.ClientCapabilities.Meta[ThoughtsMeta]) == "true"
 	b.mu.Unlock()
 	if _, err := b.daemon(ctx); err != nil {
 		return nil, err

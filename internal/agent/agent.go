@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,6 +83,11 @@ type Turn struct {
 	// the one to send: the same, or a compacted one (docs/protocol.md, "Automatic
 	// compaction"). It must keep the messages of the turn's last user message on.
 	Compact func(ctx context.Context, msgs []llm.Message) []llm.Message
+	// Recall, when set, is called once, before the first model call, for a block
+	// to put in front of the prompt in every provider request of the turn, and
+	// nowhere else: Hooks.Message and Outcome.Context carry the prompt as it is,
+	// so the block never becomes history (docs/protocol.md, "Memory").
+	Recall func(ctx context.Context) string
 }
 
 // Outcome is how a turn ended.
@@ -108,6 +114,11 @@ func Run(ctx context.Context, t Turn) Outcome {
 		t.Hooks.Message(m)
 	}
 	add(llm.Message{Role: llm.RoleUser, Text: t.Prompt})
+	promptAt := len(msgs) - 1
+	var recalled string
+	if t.Recall != nil {
+		recalled = t.Recall(ctx)
+	}
 	var usage llm.Usage
 	var said strings.Builder // the turn's visible text so far
 	out := func(reason string) Outcome {
@@ -122,7 +133,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 			msgs = append(msgs, t.Steer(ctx)...)
 		}
 		if t.Compact != nil {
-			msgs = t.Compact(ctx, msgs)
+			msgs, promptAt = compacted(msgs, t.Compact(ctx, msgs), promptAt)
 		}
 		if t.Controls != nil {
 			t.Model, t.Autonomy = t.Controls()
@@ -136,8 +147,13 @@ func Run(ctx context.Context, t Turn) Outcome {
 		// This call's visible text so far is said from shownFrom on (-1: none yet):
 		// a reply is kept once, however long it streams.
 		shownFrom := -1
+		sent := msgs
+		if recalled != "" {
+			sent = slices.Clone(msgs)
+			sent[promptAt].Text = recalled + sent[promptAt].Text
+		}
 		res, err := t.Provider.Stream(ctx, provider.Request{
-			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
+			Model: t.Model, System: t.System, Messages: sent, Tools: specs,
 		}, func(d provider.Delta) {
 			if !d.Thought && d.Text != "" {
 				if separate {
@@ -255,4 +271,21 @@ func describe(err error) string {
 		return pe.Error()
 	}
 	return "model call failed: " + err.Error()
+}
+
+// compacted is the prompt's index in next, the context Turn.Compact returned for
+// msgs: a compaction keeps the messages from the last user message of msgs on, as
+// the tail of next, after its summary. A prompt summarised away (steered messages
+// followed it) leaves its place, in front of which the recalled memories go, to
+// the first message kept: the last user message.
+func compacted(msgs, next []llm.Message, promptAt int) ([]llm.Message, int) {
+	if len(next) == len(msgs) && (len(next) == 0 || &next[0] == &msgs[0]) {
+		return next, promptAt // not compacted
+	}
+	keep := len(msgs) - 1
+	for keep > 0 && msgs[keep].Role != llm.RoleUser {
+		keep--
+	}
+	shift := len(next) - len(msgs)
+	return next, max(promptAt, keep) + shift
 }

@@ -43,6 +43,7 @@ func root(stdout, stderr io.Writer, run TUIRunner) *cobra.Command {
 	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
 	root.AddCommand(uploadCmd(), exportCmd())
 	root.AddCommand(acpCmd())
+	root.AddCommand(memoryCmd())
 	root.AddCommand(tuiCmd(run))
 	root.AddCommand(mcpCmd())
 	return root

@@ -31,6 +31,7 @@ type Config struct {
 	Users              map[string]User              `toml:"users"`
 	Security           Security                     `toml:"security"`
 	MCP                MCP                          `toml:"mcp,omitempty"`
+	Memory             Memory                       `toml:"memory,omitempty"`
 }
 
 // RPC holds the limits of the RPC endpoint (docs/protocol.md, "Limits").
@@ -161,11 +162,13 @@ const (
 	GrantSessionsExecute = "sessions:execute"
 	GrantSessionsRead    = "sessions:read"
 	GrantSystemRead      = "system:read"
+	GrantMemoryRead      = "memory:read"
+	GrantMemoryWrite     = "memory:write"
 )
 
 // KnownGrants lists every valid grant string, sorted.
 var KnownGrants = []string{
-	GrantConfigRead, GrantConfigUpdate, GrantFilesCreate,
+	GrantConfigRead, GrantConfigUpdate, GrantFilesCreate, GrantMemoryRead, GrantMemoryWrite,
 	GrantSessionsExecute, GrantSessionsRead, GrantSystemRead,
 }
 

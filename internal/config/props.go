@@ -119,7 +119,7 @@ func typeAt(prop string) (reflect.Type, field, bool) {
 
 func isLeaf(t reflect.Type) bool {
 	switch t.Kind() {
-	case reflect.String, reflect.Int, reflect.Bool:
+	case reflect.String, reflect.Int, reflect.Bool, reflect.Float64:
 		return true
 	case reflect.Slice:
 		return t.Elem().Kind() == reflect.String
@@ -264,10 +264,10 @@ func writeMasked(enc *jsontext.Encoder, v reflect.Value, secret bool) {
 		enc.WriteToken(jsontext.String(v.String()))
 	case reflect.Int:
 		enc.WriteToken(jsontext.Int(v.Int()))
-	case reflect.Bool:
-		enc.WriteToken(jsontext.Bool(v.Bool()))
 	case reflect.Float64:
 		enc.WriteToken(jsontext.Float(v.Float()))
+	case reflect.Bool:
+		enc.WriteToken(jsontext.Bool(v.Bool()))
 	default:
 		panic(fmt.Sprintf("config: no JSON form for %s", v.Type()))
 	}
@@ -420,20 +420,6 @@ func parseInt(value jsontext.Value) (int64, bool) {
 	return 0, false
 }
 
-// parseFloat accepts a finite JSON number, or a JSON string holding one.
-func parseFloat(value jsontext.Value) (float64, bool) {
-	text := string(value)
-	if value.Kind() == '"' {
-		if json.Unmarshal(value, &text) != nil {
-			return 0, false
-		}
-	} else if value.Kind() != '0' {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(text, 64)
-	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
-}
-
 // Clone returns a deep copy of c: changing the copy never touches c.
 func (c Config) Clone() Config { return deepCopy(reflect.ValueOf(c)).Interface().(Config) }
 
@@ -472,4 +458,18 @@ func deepCopy(v reflect.Value) reflect.Value {
 		return p
 	}
 	return v
+}
+
+// parseFloat reads a finite JSON number, or a string holding one.
+func parseFloat(value jsontext.Value) (float64, bool) {
+	s := string(value)
+	if value.Kind() == '"' {
+		if json.Unmarshal(value, &s) != nil {
+			return 0, false
+		}
+	} else if value.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }

@@ -46,7 +46,7 @@ const MaxUID = 1<<31 - 1
 func (c Config) Validate() error {
 	for _, check := range []func() *ValidationError{
 		c.validateRPC, c.validateWSS, c.validateNames, c.validateProviders,
-		c.validateAgents, c.validateProfiles, c.validateUsers, c.validateMCP,
+		c.validateAgents, c.validateProfiles, c.validateUsers, c.validateMCP, c.validateMemory,
 	} {
 		if err := check(); err != nil {
 			return err

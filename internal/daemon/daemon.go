@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/mcp"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -98,7 +99,15 @@ func Run(ctx context.Context, opts Options) error {
 	defer servers.Close()
 	servers.Configure(mcp.FromConfig(cfg, dirs.DataDir, getenv))
 	var live *config.Live
-	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
+	// The memories' full-text index is checked (made again if missing or damaged)
+	// before anything can search it.
+	memories := memory.New(memory.Options{Store: st, Logger: log, Getenv: getenv,
+		Config: func() config.Config { return live.Current() }})
+	if err := memories.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers, Memory: memories,
 		ReplayBytes: int64(cfg.RPC.ReplayBytes),
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
@@ -154,6 +163,7 @@ func Run(ctx context.Context, opts Options) error {
 		Pairings:       pairings,
 		Fingerprint:    cert.Fingerprint,
 		MCP:            servers,
+		Memory:         memories,
 	})
 	var remote *wss.Listener
 	if cfg.WSS.Enabled {

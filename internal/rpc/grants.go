@@ -97,7 +97,7 @@ func (c *connState) authorize(ctx context.Context, row *methodRow) (context.Cont
 		return ctx, jsonrpc.NewError(protocol.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
 			map[string]any{"reason": "local_only", "method": row.name})
 	}
-	if row.inline {
+	if row.onReader() {
 		// Inline calls run one at a time on the connection's reader, and their
 		// handlers keep nothing of ctx: one context serves them all, with no
 		// allocation per call.

@@ -10,6 +10,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // steerServer serves agent "fake" (supervised: write_file waits for an approval)
@@ -37,13 +38,7 @@ func waitSteerQueued(t *testing.T, h *harness, sid string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for s.SteersWaiting() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d steers never waited in the turn (%d do)", n, s.SteersWaiting())
-		}
-		time.Sleep(time.Millisecond) // polling, not synchronisation: the deadline decides
-	}
+	wait.For(t, fmt.Sprintf("%d steers waiting in the turn", n), 30*time.Second, func() bool { return s.SteersWaiting() >= n })
 }
 
 // reqLines is a request's messages as role:content lines.
@@ -175,18 +170,14 @@ func TestASteerWithNoTurnRunningStartsOne(t *testing.T) {
 // waitIdle polls session/list, with a deadline, until the session is idle.
 func waitIdle(t *testing.T, p *peer, sid string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(t, "the session to be idle", 30*time.Second, func() bool {
 		for _, e := range p.must("session/list", "")["sessions"].([]any) {
 			if e := e.(map[string]any); e["sessionId"] == sid && e["state"] == "idle" {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session never became idle")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
 }
 
 func TestSteerRefusesBadInputAndStoresNothing(t *testing.T) {

@@ -166,11 +166,9 @@ func (h *hooks) compactNow(ctx context.Context, msgs []llm.Message, est, window 
 	}
 	t.compacted = true
 	if cut > 0 {
-		dropped, kept := cut, len(head)-cut
-		s.publish(&Update{TurnID: t.id, Type: HistoryTrimmed, Dropped: &dropped, Kept: &kept})
+		s.publish(&Update{TurnID: t.id, Type: HistoryTrimmed, Dropped: cut, Kept: len(head) - cut})
 	}
-	b, a := rec.Before, rec.After
-	s.publish(&Update{Type: HistoryCompacted, Before: &b, After: &a, Auto: true})
+	s.publish(&Update{Type: HistoryCompacted, Before: rec.Before, After: rec.After, Auto: true})
 	return rec.Snapshot
 }
 

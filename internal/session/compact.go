@@ -152,7 +152,7 @@ func (s *Session) compact(runCtx context.Context, t *runningTurn, instructions s
 		s.forgetUsageLocked()
 		s.mu.Unlock()
 		before, after := res.Before, res.After
-		s.publish(&Update{Type: HistoryCompacted, Before: &before, After: &after})
+		s.publish(&Update{Type: HistoryCompacted, Before: before, After: after})
 	}
 	return res, nil
 }

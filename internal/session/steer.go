@@ -192,8 +192,7 @@ func (h *hooks) steered(ctx context.Context) []llm.Message {
 			continue
 		}
 		t.stored(s, id)
-		text := st.text
-		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: &text, Steered: true})
+		s.publish(&Update{TurnID: t.id, Type: UserMessage, Text: st.text, Steered: true})
 		seq := s.LastSeq()
 		joined = append(joined, m)
 		st.done <- steerFate{injected: true, seq: seq}

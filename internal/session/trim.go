@@ -55,8 +55,7 @@ func (s *Session) trim(t *runningTurn) {
 	s.forgetUsageLocked()
 	s.mu.Unlock()
 	u := &Update{TurnID: t.id, Type: HistoryTrimmed}
-	dropped, kept := cut, len(snapshot)
-	u.Dropped, u.Kept = &dropped, &kept
+	u.Dropped, u.Kept = cut, len(snapshot)
 	s.publish(u)
 }
 
