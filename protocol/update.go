@@ -42,6 +42,12 @@ type Update struct {
 	// history_compacted (no TurnID): the retained context's size in characters.
 	Before int `json:"before"`
 	After  int `json:"after"`
+	// Auto marks a history_compacted of the daemon's own (docs/protocol.md,
+	// "Automatic compaction").
+	Auto bool `json:"auto"`
+	// Steered marks the user_message of a session/steer that joined a running turn
+	// (docs/protocol.md, "Steering").
+	Steered bool `json:"steered"`
 	// usage: one model call's tokens; ContextWindow is 0 when unknown.
 	InputTokens       int      `json:"inputTokens"`
 	OutputTokens      int      `json:"outputTokens"`
@@ -145,6 +151,8 @@ type wire struct {
 	Title             *string        `json:"title,omitzero"`
 	Before            *int           `json:"before,omitzero"`
 	After             *int           `json:"after,omitzero"`
+	Auto              bool           `json:"auto,omitzero"`
+	Steered           bool           `json:"steered,omitzero"`
 	InputTokens       *int           `json:"inputTokens,omitzero"`
 	OutputTokens      *int           `json:"outputTokens,omitzero"`
 	CachedInputTokens int            `json:"cachedInputTokens,omitzero"`
@@ -179,11 +187,12 @@ func (u *Update) MarshalJSONTo(enc *jsontext.Encoder) error {
 		Kept:      carried(has, mKept, &u.Kept),
 		AfterSeq:  carried(has, mAfterSeq, &u.AfterSeq),
 		Locations: u.Locations, Diff: u.Diff,
-		Mode:              carried(has, mControls, &u.Mode),
-		Model:             carried(has, mControls, &u.Model),
-		Title:             carried(has, mControls, &u.Title),
-		Before:            carried(has, mSizes, &u.Before),
-		After:             carried(has, mSizes, &u.After),
+		Mode:   carried(has, mControls, &u.Mode),
+		Model:  carried(has, mControls, &u.Model),
+		Title:  carried(has, mControls, &u.Title),
+		Before: carried(has, mSizes, &u.Before),
+		After:  carried(has, mSizes, &u.After),
+		Auto:   u.Auto, Steered: u.Steered,
 		InputTokens:       carried(has, mTokens, &u.InputTokens),
 		OutputTokens:      carried(has, mTokens, &u.OutputTokens),
 		CachedInputTokens: u.CachedInputTokens,

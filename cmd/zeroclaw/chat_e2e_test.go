@@ -345,7 +345,7 @@ func TestChatInATerminalCancelsWithTypedCancelDuringATurn(t *testing.T) {
 	// the terminal back its ordinary mode: what is typed now is a line (and Ctrl-C an
 	// interrupt), not the raw input of the approval question.
 	waitForShell(t, filepath.Join(h, ".zeroclaw", "data", "workspaces", "default"))
-	p.typeLine("typed ahead")
+	p.typeLine("typed ahead\t") // a Tab at its end: the next prompt, not a steer
 	p.waitFor("queued after this turn", 1)
 	p.typeLine("/cancel")
 	p.waitFor("[cancelled]", 1)

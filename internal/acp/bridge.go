@@ -78,12 +78,18 @@ type Bridge struct {
 
 // sessionState is what the bridge keeps of a session the editor used.
 type sessionState struct {
-	lastSeq uint64                        // the last update forwarded
-	turn    *request                      // the editor's prompt in flight, if any
-	asks    map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
-	asking  sync.WaitGroup                // questions put to the editor, until answered or withdrawn
-	catchUp chan struct{}                 // closed when a re-attach after lagged is done
-	ctl     controls                      // the session's mode, model, title (controls.go)
+	lastSeq uint64   // the last update forwarded
+	turn    *request // the editor's prompt in flight, if any
+	// running is the daemon turn of the editor's prompt, from its user_message until
+	// the prompt answers ("" else): the turn a steer joins (steer.go).
+	running string
+	// steering are the editor's steers in flight, whose user_message the editor
+	// already shows (steer.go).
+	steering []*steering
+	asks     map[string]context.CancelFunc // daemon request id -> withdraw it from the editor
+	asking   sync.WaitGroup                // questions put to the editor, until answered or withdrawn
+	catchUp  chan struct{}                 // closed when a re-attach after lagged is done
+	ctl      controls                      // the session's mode, model, title (controls.go)
 	// cancels counts the daemon cancels of the session in flight (cancelOnDaemon),
 	// and cancelsDone is closed when it drops to 0.
 	cancels     int
@@ -209,6 +215,7 @@ func (b *Bridge) methods() map[string]handlerFunc {
 		"session/close":  b.sessionClose,
 		"session/delete": b.sessionDelete,
 		"session/prompt": b.prompt,
+		steeringMethod:   b.steer,
 
 		"session/set_mode":          b.setMode,
 		"session/set_config_option": b.setConfigOption,

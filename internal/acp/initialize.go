@@ -7,9 +7,9 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// initialize answers the editor's initialize: the protocol version, what the
-// bridge offers, and what the editor declared (form elicitation, thoughts) kept
-// for the session's life.
+// initialize answers the editor's initialize (docs/protocol.md, "ACP"): the
+// protocol version, what the bridge offers (the steering extension in _meta), and
+// what the editor declared (form elicitation, thoughts) kept for the session's life.
 func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
 	var p struct {
 		ProtocolVersion    *int64 `json:"protocolVersion"`
@@ -46,6 +46,9 @@ func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Val
 			},
 		},
 		"authMethods": []any{},
-		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.opts.Version},
+		// ACP's steering extension (steer.go), as the Claude and Codex adapters
+		// advertise it.
+		"_meta":     map[string]any{"steering": map[string]any{"supported": true}},
+		"agentInfo": map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.opts.Version},
 	}, nil
 }

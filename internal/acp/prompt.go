@@ -107,6 +107,9 @@ func (b *Bridge) prompt(ctx context.Context, r *request, params jsontext.Value) 
 	if s.turn == r {
 		s.turn = nil
 	}
+	if r.turnID != "" && s.running == r.turnID {
+		s.running = ""
+	}
 	if b.d == d {
 		b.attached[p.SessionID] = true // whoever prompts is attached
 	}

@@ -30,10 +30,17 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	}
 	var cancelNow bool
 	if u.Type == client.UserMessage {
+		// Nor is that of the editor's own steer, or of the turn it started.
+		if s.ownSteer(u.Text) {
+			b.mu.Unlock()
+			return
+		}
 		// The user_message of the editor's own prompt is not echoed: the editor shows
-		// what it sent. It marks the turn as begun, so a cancel may reach it.
-		if t := s.turn; t != nil && !t.begun && strings.HasPrefix(u.Text, t.echo) {
+		// what it sent. It marks the turn as begun, so a cancel may reach it, and a
+		// steer join it.
+		if t := s.turn; t != nil && !t.begun && !u.Steered && strings.HasPrefix(u.Text, t.echo) {
 			t.begun, t.turnID = true, u.TurnID
+			s.running = u.TurnID
 			cancelNow = t.cancelled.Load()
 			b.mu.Unlock()
 			if cancelNow {
@@ -82,7 +89,7 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 	case client.UsageUpdate:
 		b.usage(sid, u)
 	case client.HistoryCompacted:
-		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After)
+		b.log.Info("the daemon compacted a session's model context", "session", sid, "before", u.Before, "after", u.After, "auto", u.Auto)
 	default:
 		b.log.Debug("ignored an update of an unknown type", "type", u.Type)
 	}

@@ -72,6 +72,17 @@ type Turn struct {
 	Controls func() (model, autonomy string)
 	// Used, when set, is told each model call's usage as the call ends.
 	Used func(u llm.Usage)
+	// Steer, when set, is asked before every model call, and when the model answers
+	// without tool calls, for the user messages that joined the turn meanwhile
+	// (docs/protocol.md, "Steering"), already recorded by the caller: they join the
+	// context in order before the next model call, and a turn the model would have
+	// ended goes on to answer them. Hooks.Message is not called for them. ctx is
+	// the turn's: once it ended, no steer joins it.
+	Steer func(ctx context.Context) []llm.Message
+	// Compact, when set, is given the context before every model call and returns
+	// the one to send: the same, or a compacted one (docs/protocol.md, "Automatic
+	// compaction"). It must keep the messages of the turn's last user message on.
+	Compact func(ctx context.Context, msgs []llm.Message) []llm.Message
 	// Recall, when set, is called once, before the first model call, for a block
 	// to put in front of the prompt in every provider request of the turn, and
 	// nowhere else: Hooks.Message and Outcome.Context carry the prompt as it is,
@@ -117,6 +128,12 @@ func Run(ctx context.Context, t Turn) Outcome {
 	for step := 0; ; step++ {
 		if step == t.MaxSteps {
 			return out(MaxSteps)
+		}
+		if t.Steer != nil {
+			msgs = append(msgs, t.Steer(ctx)...)
+		}
+		if t.Compact != nil {
+			msgs, promptAt = compacted(msgs, t.Compact(ctx, msgs), promptAt)
 		}
 		if t.Controls != nil {
 			t.Model, t.Autonomy = t.Controls()
@@ -179,6 +196,12 @@ func Run(ctx context.Context, t Turn) Outcome {
 		}
 		add(llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if len(res.ToolCalls) == 0 {
+			if t.Steer != nil {
+				if joined := t.Steer(ctx); len(joined) > 0 {
+					msgs = append(msgs, joined...)
+					continue
+				}
+			}
 			return out(EndTurn)
 		}
 		for _, call := range res.ToolCalls {
@@ -248,4 +271,21 @@ func describe(err error) string {
 		return pe.Error()
 	}
 	return "model call failed: " + err.Error()
+}
+
+// compacted is the prompt's index in next, the context Turn.Compact returned for
+// msgs: a compaction keeps the messages from the last user message of msgs on, as
+// the tail of next, after its summary. A prompt summarised away (steered messages
+// followed it) leaves its place, in front of which the recalled memories go, to
+// the first message kept: the last user message.
+func compacted(msgs, next []llm.Message, promptAt int) ([]llm.Message, int) {
+	if len(next) == len(msgs) && (len(next) == 0 || &next[0] == &msgs[0]) {
+		return next, promptAt // not compacted
+	}
+	keep := len(msgs) - 1
+	for keep > 0 && msgs[keep].Role != llm.RoleUser {
+		keep--
+	}
+	shift := len(next) - len(msgs)
+	return next, max(promptAt, keep) + shift
 }

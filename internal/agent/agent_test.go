@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -374,5 +375,82 @@ func TestControlsApplyFromTheNextModelCallAndUsedHearsEachCall(t *testing.T) {
 	}
 	if len(used) != 2 {
 		t.Errorf("Used heard %d calls, want 2", len(used))
+	}
+}
+
+// roles is a request's messages as role:text, joined.
+func roles(req provider.Request) string {
+	var out []string
+	for _, m := range req.Messages {
+		out = append(out, string(m.Role)+":"+m.Text)
+	}
+	return strings.Join(out, " | ")
+}
+
+// Recalled memories go in front of the prompt in every request, also once a
+// compaction replaced the context before it; when the prompt itself was
+// summarised (a steer followed it), in front of the last user message kept.
+func TestRecallFollowsThePromptThroughACompaction(t *testing.T) {
+	var runs []string
+	summary := []llm.Message{{Role: llm.RoleUser, Text: "summarised"}, {Role: llm.RoleAssistant, Text: "summary"}}
+	// compactAt compacts the context at the given model calls, keeping the last
+	// user message on.
+	compactAt := func(calls ...int) func(context.Context, []llm.Message) []llm.Message {
+		n := 0
+		return func(_ context.Context, msgs []llm.Message) []llm.Message {
+			n++
+			if !slices.Contains(calls, n) {
+				return msgs
+			}
+			keep := len(msgs) - 1
+			for msgs[keep].Role != llm.RoleUser {
+				keep--
+			}
+			return append(slices.Clone(summary), msgs[keep:]...)
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		steer  bool
+		calls  []int
+		second string // the second model call's messages
+	}{
+		{"compacted before the first call", false, []int{1},
+			"user:summarised | assistant:summary | user:[mem] now | assistant: | tool:look ran"},
+		{"compacted before the second call", false, []int{2},
+			"user:summarised | assistant:summary | user:[mem] now | assistant: | tool:look ran"},
+		{"the prompt summarised after a steer", true, []int{2},
+			"user:summarised | assistant:summary | user:[mem] go left"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &scripted{t: t, steps: []step{{calls: []string{"look"}}, {deltas: text("done")}}}
+			steered := false
+			out := Run(context.Background(), Turn{Provider: p, Model: "m", MaxSteps: 5,
+				Tools: map[string]tool.Tool{"look": fakeTool{name: "look", runs: &runs}},
+				Context: []llm.Message{{Role: llm.RoleUser, Text: "before"}, {Role: llm.RoleAssistant, Text: "then"},
+					{Role: llm.RoleUser, Text: "again"}, {Role: llm.RoleAssistant, Text: "and then"}},
+				Prompt: "now", Hooks: &recorded{},
+				Recall: func(context.Context) string { return "[mem] " },
+				Steer: func(context.Context) []llm.Message {
+					if !tt.steer || steered || len(p.seen) == 0 {
+						return nil
+					}
+					steered = true
+					return []llm.Message{{Role: llm.RoleUser, Text: "go left", Steered: true}}
+				},
+				Compact: compactAt(tt.calls...),
+			})
+			if out.StopReason != EndTurn || len(p.seen) != 2 {
+				t.Fatalf("%s after %d calls", out.StopReason, len(p.seen))
+			}
+			if got := roles(p.seen[1]); got != tt.second {
+				t.Errorf("the second call was given\n %s\nwant\n %s", got, tt.second)
+			}
+			for _, m := range out.Context {
+				if strings.Contains(m.Text, "[mem]") {
+					t.Errorf("the recalled block became history: %v", out.Context)
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +26,10 @@ const (
 )
 
 const chatHelp = `Type a prompt and press Enter. Ctrl-C cancels the running turn; twice leaves.
+While a turn streams, Enter steers it: the line joins the turn before its next model
+call. A line ending in Tab (Tab, then Enter) waits for the next prompt instead.
+  /steer TEXT    join TEXT to the session's running turn (another client's too), else start one
+  /queue TEXT    while a turn streams: run TEXT as the next prompt
   /attach FILE   upload FILE into the session's workspace; it goes with the next prompt
   /cancel        cancel the session's running turn
   /sessions      list your sessions
@@ -92,7 +98,7 @@ func (ch *chat) interactive(s *client.Session) error {
 			continue
 		}
 		ch.line.AppendHistory(text)
-		if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "/think") && !strings.HasPrefix(text, "/tool") {
+		if isCommand(text) || strings.HasPrefix(text, "/steer ") {
 			if quit := ch.command(text); quit {
 				return nil
 			}
@@ -116,32 +122,74 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	done := make(chan answer, 1)
 	attachments := ch.attachments
 	ch.attachments = nil
+	var turnID atomic.Value // string: the running turn's, from its updates
 	go func() {
-		r, err := ch.c.Prompt(ctx, ch.sid, text, attachments, ch.render)
+		r, err := ch.c.Prompt(ctx, ch.sid, text, attachments, func(u client.Update) {
+			if u.TurnID != "" {
+				turnID.Store(u.TurnID)
+			}
+			ch.render(u)
+		})
 		done <- answer{r, err}
 	}()
+	// Steers of lines typed meanwhile name the turn: one that ended before it took
+	// the line is refused, and the line runs as the next prompt, through this loop.
+	steerCtx, stopSteering := context.WithCancel(context.Background())
+	var steering sync.WaitGroup
+	var requeueMu sync.Mutex
+	var requeued []string
 	// Lines typed while the turn streams: /cancel cancels it.
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
-		ch.watchTyped(watchCtx, func(line string) {
-			switch line {
-			case "":
-			case "/cancel":
+		ch.watchTyped(watchCtx, func(typed string) {
+			line := strings.TrimSpace(typed)
+			queued, isQueue := strings.CutPrefix(line, "/queue ")
+			switch {
+			case line == "":
+			case line == "/cancel":
 				ch.endLine()
 				ch.printf("%scancelling…%s\n", faint, reset)
 				go ch.c.Cancel(ctx, ch.sid)
-			default: // typed ahead: it runs when this turn is over
-				ch.typedAhead = append(ch.typedAhead, line)
+			case isQueue || strings.HasSuffix(strings.TrimRight(typed, " "), "\t") || isCommand(line) ||
+				turnID.Load() == nil: // after the turn (one not begun yet has nothing to steer)
+				if !isQueue {
+					queued = line
+				}
+				if queued = strings.TrimSpace(queued); queued == "" {
+					break
+				}
+				ch.typedAhead = append(ch.typedAhead, queued)
 				ch.endLine()
 				ch.printf("%s(queued after this turn; /cancel or Ctrl-C stops the turn)%s\n", faint, reset)
+			default: // steers the running turn
+				text := strings.TrimPrefix(line, "/steer ")
+				id := turnID.Load().(string)
+				ch.endLine()
+				ch.printf("%s(steering the turn: it takes the line before its next model call)%s\n", faint, reset)
+				steering.Add(1)
+				go func() {
+					defer steering.Done()
+					if ch.steer(steerCtx, text, id) {
+						requeueMu.Lock()
+						requeued = append(requeued, text)
+						requeueMu.Unlock()
+					}
+				}()
 			}
 		})
 	}()
 	defer func() {
 		stopWatching()
 		<-watching // no read may outlive the turn: the next prompt's input is liner's
+		if leave {
+			stopSteering()
+		}
+		// The daemon answers every steer by the turn's end: joined, or refused.
+		steering.Wait()
+		stopSteering()
+		ch.typedAhead = append(ch.typedAhead, requeued...)
 	}()
 	interrupts := 0
 	for {
@@ -175,6 +223,35 @@ func (ch *chat) turn(text string, sigs chan os.Signal) (leave bool) {
 	}
 }
 
+// isCommand reports whether a line is one of chat's commands, not a prompt: a line
+// starting with "/" but for the echo provider's "/think" and "/tool" lines (and
+// "/steer TEXT", whose TEXT steers the running turn).
+func isCommand(line string) bool {
+	return strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "/think") && !strings.HasPrefix(line, "/tool") &&
+		!strings.HasPrefix(line, "/steer ")
+}
+
+// steer sends text to the session's running turn (or, with no expectedTurnID,
+// starts one when none runs) and says how it went. It reports whether the turn it
+// named had ended before it took the text: the caller runs it as the next prompt.
+func (ch *chat) steer(ctx context.Context, text, expectedTurnID string) (requeue bool) {
+	r, err := ch.c.Steer(ctx, ch.sid, text, expectedTurnID)
+	ch.endLine()
+	var e *client.Error
+	switch {
+	case errors.As(err, &e) && expectedTurnID != "" && e.Code == client.CodeInvalidParams && strings.Contains(string(e.Data), "stale_turn"):
+		ch.printf("%s(the turn had ended: the line runs as the next prompt)%s\n", faint, reset)
+		return true
+	case err != nil:
+		ch.printf("error: %v\n", err)
+	case r.Outcome == client.SteerInjected:
+		ch.printf("%s(joined turn %s)%s\n", faint, r.TurnID, reset)
+	default:
+		ch.printf("%s(no turn was running: started turn %s)%s\n", faint, r.TurnID, reset)
+	}
+	return false
+}
+
 // command runs one slash command; it reports whether to leave.
 func (ch *chat) command(text string) (quit bool) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
@@ -196,6 +273,14 @@ func (ch *chat) command(text string) (quit bool) {
 		default:
 			ch.printf("no turn is running\n")
 		}
+	case "/steer":
+		if arg == "" {
+			ch.printf("usage: /steer TEXT\n")
+			break
+		}
+		ch.steer(ctx, arg, "")
+	case "/queue":
+		ch.printf("no turn is running: type the prompt itself\n")
 	case "/attach":
 		if arg == "" {
 			ch.printf("usage: /attach FILE\n")

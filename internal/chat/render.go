@@ -49,7 +49,16 @@ func (ch *chat) render(u client.Update) {
 		ch.printf("%s(session: mode %s, model %s, title %q)%s\n", faint, u.Mode, u.Model, u.Title, reset)
 	case client.HistoryCompacted:
 		ch.endLine()
-		ch.printf("%s(history compacted: %d → %d characters)%s\n", faint, u.Before, u.After, reset)
+		how := ""
+		if u.Auto {
+			how = " automatically, near the context window"
+		}
+		ch.printf("%s(history compacted%s: %d → %d characters)%s\n", faint, how, u.Before, u.After, reset)
+	case client.UserMessage:
+		if u.Steered {
+			ch.endLine()
+			ch.printf("%s» steered: %s%s\n", faint, clip(u.Text, 200), reset)
+		}
 	case client.Plan:
 		ch.endLine()
 		ch.printf("%s", planText(u.Entries))

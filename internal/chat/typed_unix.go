@@ -11,7 +11,7 @@ import (
 )
 
 // watchTyped reads the lines typed while a turn streams, until ctx ends, and hands
-// each to onLine. Between prompts the terminal is in its ordinary (canonical) mode, so
+// each to onLine as typed (spaces and Tabs kept). Between prompts the terminal is in its ordinary (canonical) mode, so
 // stdin becomes readable only when a whole line was entered. The loop polls instead of
 // blocking in read, so that when the turn ends no read is left waiting to steal the
 // next prompt's input; and it reads only while holding the terminal, so an approval
@@ -45,7 +45,7 @@ func (ch *chat) watchTyped(ctx context.Context, onLine func(string)) {
 			return
 		}
 		for _, line := range bytes.Split(bytes.TrimRight(buf[:m], "\r\n"), []byte("\n")) {
-			onLine(string(bytes.TrimSpace(line)))
+			onLine(string(bytes.TrimRight(line, "\r"))) // as typed: a Tab at its end queues it
 		}
 	}
 }

@@ -41,7 +41,7 @@ func root(stdout, stderr io.Writer, run TUIRunner) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
-	root.AddCommand(uploadCmd())
+	root.AddCommand(uploadCmd(), exportCmd())
 	root.AddCommand(acpCmd())
 	root.AddCommand(memoryCmd())
 	root.AddCommand(tuiCmd(run))

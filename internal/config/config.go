@@ -104,6 +104,10 @@ type Agent struct {
 	Tools              []string `toml:"tools,omitempty"`         // default: every tool
 	MaxSteps           int      `toml:"max_steps,omitempty"`     // default 25
 	MaxContextMessages int      `toml:"max_context_messages,omitempty"`
+	// CompactAt is the fraction of the context window at which the daemon compacts
+	// the context on its own (docs/protocol.md, "Automatic compaction"); nil means
+	// DefaultCompactAt, 0 off.
+	CompactAt *float64 `toml:"compact_at,omitempty"`
 	// MCPServers names the [mcp.servers] the agent uses: nil means every enabled
 	// one, an empty list none.
 	MCPServers *[]string `toml:"mcp_servers,omitempty"`
@@ -191,6 +195,17 @@ func (a Agent) Workspace(alias, dataDir string) string {
 		return a.WorkspaceDir
 	}
 	return filepath.Join(dataDir, "workspaces", alias)
+}
+
+// DefaultCompactAt is agents.<alias>.compact_at when unset.
+const DefaultCompactAt = 0.8
+
+// CompactFraction returns the agent's compact_at, DefaultCompactAt when unset.
+func (a Agent) CompactFraction() float64 {
+	if a.CompactAt == nil {
+		return DefaultCompactAt
+	}
+	return *a.CompactAt
 }
 
 // Steps returns the agent's step limit.

@@ -82,6 +82,8 @@ func TestReferencesAreValidated(t *testing.T) {
 		"bad kind":         "[providers.p]\nkind = \"gpt\"\n",
 		"bad autonomy":     "[agents.default]\nautonomy = \"yolo\"\n",
 		"relative dir":     "[agents.default]\nworkspace_dir = \"rel\"\n",
+		"compact_at > 1":   "[agents.default]\ncompact_at = 1.5\n",
+		"compact_at < 0":   "[agents.default]\ncompact_at = -0.1\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Load(write(t, body)); err == nil {

@@ -190,6 +190,9 @@ func (c Config) validateAgents() *ValidationError {
 		if a.MaxContextMessages < 0 || a.MaxContextMessages > 1_000_000 {
 			return invalid(key+".max_context_messages", "= %d: must be between 1 and 1000000", a.MaxContextMessages)
 		}
+		if f := a.CompactFraction(); !(f >= 0 && f <= 1) {
+			return invalid(key+".compact_at", "= %v: must be between 0 (off) and 1", f)
+		}
 		if a.WorkspaceDir != "" && !filepath.IsAbs(a.WorkspaceDir) {
 			return invalid(key+".workspace_dir", "= %q: must be an absolute path", a.WorkspaceDir)
 		}

@@ -28,6 +28,9 @@ type Message struct {
 	ToolCallID string
 	Name       string
 	IsError    bool
+	// Steered marks a user message that joined a running turn (session/steer):
+	// after tool results, it is no sign that the turn stopped.
+	Steered bool
 }
 
 // ToolCall is one complete call the model asked for.

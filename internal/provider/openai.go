@@ -114,7 +114,11 @@ func (p *openAI) request(model string, req Request) openai.ChatCompletionRequest
 		switch m.Role {
 		case RoleUser:
 			if afterTool {
-				msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: StoppedReply})
+				filler := StoppedReply
+				if m.Steered {
+					filler = SteeredReply
+				}
+				msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: filler})
 			}
 			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
 		case RoleAssistant:

@@ -61,7 +61,7 @@ func alternating(msgs []Message) []Message {
 				l.Text = joinTexts(l.Text, m.Text)
 				continue
 			}
-			out = append(out, Message{Role: RoleUser, Text: m.Text})
+			out = append(out, Message{Role: RoleUser, Text: m.Text, Steered: m.Steered})
 		case RoleAssistant:
 			if m.Text == "" && len(m.ToolCalls) == 0 {
 				continue // nothing said
@@ -92,6 +92,10 @@ const Unanswered = "interrupted"
 // tools ran, where an API needs an assistant message between those results and the
 // next prompt (openai).
 const StoppedReply = "(The turn stopped here, before a reply.)"
+
+// SteeredReply stands, in the same place, before a user message that joined the
+// running turn while its tools ran (session/steer): the turn did not stop there.
+const SteeredReply = "(The user added a message while the tools ran.)"
 
 // joinTexts joins the texts of two merged messages with a blank line.
 func joinTexts(a, b string) string {

@@ -172,6 +172,7 @@ func NewServer(cfg Config) *Server {
 		s.fileMethods(), // after configMethods: it reads the live config
 		s.agentMethods(),
 		s.controlMethods(),
+		s.steerMethods(),
 		s.toolMethods(),
 		s.memoryMethods(),
 	}

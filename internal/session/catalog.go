@@ -23,6 +23,9 @@ type Agent struct {
 	Tools              map[string]tool.Tool
 	MaxSteps           int
 	MaxContextMessages int
+	// CompactAt is the fraction of ContextWindow at which the context is compacted
+	// on its own (autocompact.go); 0 never.
+	CompactAt float64
 	// ProviderName is the agent's [providers.<name>]; Models its models list (`models`,
 	// empty: ask the provider), ContextWindow its context window in tokens (0:
 	// unknown) (docs/protocol.md, "models/list").
@@ -95,7 +98,7 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 		c.agents[alias] = &Agent{
 			Alias: alias, Provider: pv, Model: model, System: a.SystemPrompt,
 			Workspace: a.Workspace(alias, dataDir), Autonomy: a.AutonomyLevel(),
-			Tools: byName, MaxSteps: a.Steps(), MaxContextMessages: maxCtx,
+			Tools: byName, MaxSteps: a.Steps(), MaxContextMessages: maxCtx, CompactAt: a.CompactFraction(),
 			ProviderName: a.Provider, Models: slices.Clone(pc.Models), ContextWindow: window,
 			MCPServers: cfg.MCPServerNames(alias), MemoryTools: memoryTools,
 		}

@@ -149,6 +149,7 @@ func (s *Session) compact(runCtx context.Context, t *runningTurn, instructions s
 	if res.Compacted {
 		s.mu.Lock()
 		s.context, s.contextIDs = rec.Snapshot, make([]int64, len(rec.Snapshot))
+		s.forgetUsageLocked()
 		s.mu.Unlock()
 		before, after := res.Before, res.After
 		s.publish(&Update{Type: HistoryCompacted, Before: before, After: after})

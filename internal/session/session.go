@@ -39,6 +39,7 @@ type Session struct {
 	always     map[string]bool        // tools allowed for the rest of the session
 	closed     bool
 	ctl        store.Controls // what session/set chose (controls.go)
+	auto       autoCompaction // what automatic compaction knows (autocompact.go)
 
 	ctlMu sync.Mutex // serializes session/set: its store write and what it publishes
 
@@ -61,6 +62,12 @@ type runningTurn struct {
 	ids          []int64 // the ids of the checkpoints the turn stored, in order; only the turn touches it
 	// final is the turn's answer, held by the hook to be stored with the turn's end.
 	final *llm.Message
+	// steers are the session/steer texts waiting to join the turn, under s.mu; nil
+	// for a turn that takes none (a compaction) (steer.go).
+	steers *steerInbox
+	// compacted: automatic compaction replaced the turn's context (autocompact.go);
+	// only the turn touches it.
+	compacted bool
 }
 
 // stored records that the turn's next checkpoint was stored as id.
@@ -160,7 +167,9 @@ func (s *Session) enqueue(ctx context.Context) error {
 		return errBusy("%d prompts are already waiting", s.mgr.opts.MaxQueued)
 	}
 	s.waiting++
+	n := s.waiting
 	s.mu.Unlock()
+	s.mgr.log.Info("waiting for the turn slot", "session", s.ID, "waiting", n)
 	defer func() {
 		s.mu.Lock()
 		s.waiting--

@@ -52,6 +52,7 @@ func (s *Session) trim(t *runningTurn) {
 	}
 	s.mu.Lock()
 	s.context, s.contextIDs = snapshot, keptIDs
+	s.forgetUsageLocked()
 	s.mu.Unlock()
 	u := &Update{TurnID: t.id, Type: HistoryTrimmed}
 	u.Dropped, u.Kept = cut, len(snapshot)

@@ -68,6 +68,13 @@ func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptR
 // as its client sent it (nil when not): the prompt's user_message and its stored
 // message embed quoted instead of encoding text again.
 func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext.Value, operationID string) (PromptResult, error) {
+	return s.prompt(ctx, text, quoted, operationID, false)
+}
+
+// prompt is PromptQuoted; detached, it returns once the turn has begun (its prompt
+// stored), with only the turn's id, and the turn's answer goes to nobody
+// (session/steer starting a turn, steer.go).
+func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value, operationID string, detached bool) (PromptResult, error) {
 	finish := func(*PromptResult) {}
 	if operationID != "" {
 		op, answered, err := s.claimOperation(ctx, operationID)
@@ -94,7 +101,8 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 	}
 	turnCtx, cancel := context.WithCancelCause(s.mgr.life)
 	// What the turn owes storage is written even once the turn is cancelled.
-	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx), op: operationID}
+	t := &runningTurn{id: randomID("turn_"), cancel: cancel, storage: context.WithoutCancel(turnCtx), op: operationID,
+		steers: &steerInbox{}}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -128,19 +136,25 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		defer func() { <-s.slot }()
 		defer cancel(nil)
 		toolSet, lookup := s.turnTools(turnCtx)
+		h := &hooks{s: s, turn: t}
 		out := agent.Run(turnCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			ToolSet: toolSet, Lookup: lookup,
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text, Recall: s.recall(t, text),
-			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
-			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u) },
+			Hooks: h, CallID: t.callID,
+			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u); s.noteUsage(u) },
+			Steer: h.steered, Compact: h.autoCompact,
 		})
+		s.closeSteers(t) // a steer from now on starts the next turn
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
 		if storageErr == nil { // else repair reloads the context from the store
 			s.context, s.contextIDs = out.Context, contextIDs(historyIDs, len(history), t.ids, len(out.Context))
+			if t.compacted { // the context is no longer history then the turn's checkpoints
+				s.contextIDs = make([]int64, len(out.Context))
+			}
 		}
 		s.setTurnLocked(nil) // idle now: an emptied tail keeps no block
 		s.mu.Unlock()
@@ -166,6 +180,12 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		case <-s.done:
 		}
 	}()
+	if detached {
+		release() // nobody waits for this answer
+		// The turn's user_message is published (beginTurn): the steer's answer
+		// follows it on the steering connection.
+		return PromptResult{SessionID: s.ID, TurnID: t.id, lastSeq: s.feed.Seq()}, nil
+	}
 	select {
 	case r := <-result:
 		return r, nil

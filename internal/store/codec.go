@@ -19,6 +19,7 @@ type storedMessage struct {
 	ToolCallID string       `json:"tool_call_id,omitzero"`
 	Name       string       `json:"name,omitzero"`
 	IsError    bool         `json:"is_error,omitzero"`
+	Steered    bool         `json:"steered,omitzero"`
 }
 
 // storedCall keeps the arguments as a string: they are whatever text the model
@@ -41,7 +42,8 @@ type storedCall struct {
 var codecOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
 
 func toStored(m llm.Message) storedMessage {
-	sm := storedMessage{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
+	sm := storedMessage{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError,
+		Steered: m.Steered}
 	for _, c := range m.ToolCalls {
 		sm.ToolCalls = append(sm.ToolCalls, storedCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: string(c.Arguments)})
 	}
@@ -49,7 +51,8 @@ func toStored(m llm.Message) storedMessage {
 }
 
 func fromStored(sm storedMessage) llm.Message {
-	m := llm.Message{Role: llm.Role(sm.Role), Text: sm.Text, ToolCallID: sm.ToolCallID, Name: sm.Name, IsError: sm.IsError}
+	m := llm.Message{Role: llm.Role(sm.Role), Text: sm.Text, ToolCallID: sm.ToolCallID, Name: sm.Name, IsError: sm.IsError,
+		Steered: sm.Steered}
 	for _, c := range sm.ToolCalls {
 		var args jsontext.Value
 		if c.Arguments != "" {

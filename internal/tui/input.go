@@ -41,6 +41,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		return m.submit()
 	case "tab":
+		if m.queueable() {
+			return m.queue()
+		}
 		m.complete()
 		return nil
 	case "up":
@@ -91,7 +94,8 @@ func (m *Model) interrupt() tea.Cmd {
 	return nil
 }
 
-// submit sends what was typed: a command, or a prompt.
+// submit sends what was typed: a command, a prompt, or, while a turn streams, a
+// steer of it (steer.go).
 func (m *Model) submit() tea.Cmd {
 	text := m.input.Value()
 	if strings.TrimSpace(text) == "" {
@@ -101,16 +105,24 @@ func (m *Model) submit() tea.Cmd {
 		m.hint = "not connected to the daemon yet; what you typed stays here"
 		return nil
 	}
-	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
-		m.history = append(m.history, text)
-	}
-	m.histPos, m.draft = len(m.history), ""
+	m.remember(text)
 	m.input.Reset()
 	m.hint = ""
 	if cmd, ok := m.command(text); ok {
 		return cmd
 	}
+	if m.turnStreaming() {
+		return m.steer(text)
+	}
 	return m.prompt(text)
+}
+
+// remember adds text to the input history.
+func (m *Model) remember(text string) {
+	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.histPos, m.draft = len(m.history), ""
 }
 
 // historyStep moves through the history: -1 older, +1 newer (back to the draft).

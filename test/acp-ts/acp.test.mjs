@@ -52,6 +52,11 @@ const resultTypes = {
   "session/prompt": "PromptResponse",
   "session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
 };
+// Results of the extension methods the bridge serves, which the schema leaves open.
+const extResults = {
+  "_session/steering": (r) => r && ["injected", "startedNewTurn", "promptRequired"].includes(r.outcome) &&
+    Object.keys(r).every((k) => k === "outcome" || k === "reason"),
+};
 const paramTypes = {
   "session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest",
   "elicitation/create": "CreateElicitationRequest", "$/cancel_request": "CancelRequestNotification",
@@ -89,7 +94,9 @@ function check(frame) {
   } else {
     const method = sentMethods.get(JSON.stringify(frame.id));
     const type = resultTypes[method];
-    if (!type) problems.push(`a result for ${method ?? "an unknown request"}`);
+    if (extResults[method]) {
+      if (!extResults[method](frame.result)) problems.push(`${method}: an unexpected result`);
+    } else if (!type) problems.push(`a result for ${method ?? "an unknown request"}`);
     else run(type, def(type), frame.result);
   }
   if (problems.length) failures.push({ frame, problems });
@@ -398,6 +405,42 @@ let sid;
     await agent.request(acp.methods.agent.session.delete, { sessionId: sid });
     await assert.rejects(agent.request(acp.methods.agent.session.load, { sessionId: sid, cwd: project, mcpServers: [] }),
       (e) => e.code === -32002);
+  });
+  b.toBridge.end();
+  assert.equal((await b.exited).code, 0);
+}
+
+// Steering (ACP's _session/steering extension): a steer sent while the editor's
+// tool runs joins the turn, or, when the turn ended first, starts the next one;
+// either way its reply streams to the editor, and every frame is valid.
+{
+  const b = startBridge(["--agent", "full"]);
+  await editorApp().connectWith(b.stream, async (agent) => {
+    const init = await agent.request(acp.methods.agent.initialize, zedInitialize);
+    assert.equal(init._meta?.steering?.supported, true, "initialize advertises steering");
+    const s = (await agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] })).sessionId;
+    take();
+    const release = join(project, "release");
+    const running = agent.request(acp.methods.agent.session.prompt, {
+      sessionId: s, prompt: [{ type: "text", text: "/tool shell {\"command\":\"while [ ! -e release ]; do sleep 0.05; done\"}\nwork" }],
+    });
+    await until(s, "tool_call");
+    const steered = agent.request("_session/steering", { sessionId: s, prompt: [{ type: "text", text: "steer it" }] });
+    writeFileSync(release, "");
+    assert.ok(["injected", "startedNewTurn"].includes((await steered).outcome));
+    assert.equal((await running).stopReason, "end_turn");
+    for (let i = 0; i < 3000 && !/echo: steer it/.test(textOf(updates, "agent_message_chunk")); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.match(textOf(take(), "agent_message_chunk"), /echo: steer it/);
+    // Idle, promptRequired: left to the editor.
+    const idle = await agent.request("_session/steering", {
+      sessionId: s, prompt: [{ type: "text", text: "later" }], _meta: { steering: { idleBehavior: "promptRequired" } },
+    });
+    assert.deepEqual(idle, { outcome: "promptRequired", reason: "noRunningTurn" });
+    await assert.rejects(agent.request("_session/steering", { sessionId: s, prompt: [{ type: "text", text: " " }] }),
+      (e) => e.code === -32602);
+    rmSync(release, { force: true });
   });
   b.toBridge.end();
   assert.equal((await b.exited).code, 0);

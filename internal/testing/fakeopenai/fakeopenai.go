@@ -48,6 +48,8 @@ type Answer struct {
 	Calls    []Call
 	Hold     bool
 	Cut      bool
+	// InputTokens is the prompt_tokens its usage reports (0: 3).
+	InputTokens int
 
 	Status     int
 	RetryAfter string

@@ -193,7 +193,11 @@ func (f *Server) stream(w http.ResponseWriter, r *http.Request, req map[string]a
 		finish = "tool_calls"
 	}
 	chunk(map[string]any{}, finish)
-	usage := map[string]any{"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5,
+	prompt := 3
+	if a.InputTokens > 0 {
+		prompt = a.InputTokens
+	}
+	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": 2, "total_tokens": prompt + 2,
 		"prompt_tokens_details": map[string]any{"cached_tokens": 1}}
 	opts, _ := req["stream_options"].(map[string]any)
 	switch {
