@@ -4,86 +4,13 @@ package client
 
 import (
 	"errors"
-	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
-
-// proxy stands between a client and the daemon, so that a test can drop the
-// connection while the daemon (and its turn) goes on, and refuse new ones for a
-// while.
-type proxy struct {
-	addr   string
-	ln     net.Listener
-	target string
-
-	mu     sync.Mutex
-	conns  []net.Conn
-	refuse bool
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "zcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	p := &proxy{addr: filepath.Join(dir, "p.sock"), target: target}
-	if p.ln, err = net.Listen("unix", p.addr); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.ln.Close(); p.drop() })
-	go p.serve()
-	return p
-}
-
-func (p *proxy) serve() {
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		refuse := p.refuse
-		p.mu.Unlock()
-		if refuse {
-			in.Close()
-			continue
-		}
-		out, err := net.Dial("unix", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
-		go func() { io.Copy(out, in); out.Close() }()
-		go func() { io.Copy(in, out); in.Close() }()
-	}
-}
-
-// drop closes every proxied connection.
-func (p *proxy) drop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-func (p *proxy) refusing(on bool) {
-	p.mu.Lock()
-	p.refuse = on
-	p.mu.Unlock()
-}
 
 // events collects connection events in a channel.
 func events() (chan ConnectionEvent, Option) {
@@ -101,9 +28,9 @@ func expectEvent(t *testing.T, ch chan ConnectionEvent, kind string) ConnectionE
 }
 
 func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {
-	p := newProxy(t, sharedSocket)
+	p := harness.NewProxy(t, sharedSocket)
 	evs, opt := events()
-	c, sid := connect(t, p.addr, opt)
+	c, sid := connect(t, p.Path, opt)
 	ctx := ctxFor(t)
 	asked := make(chan Update, 1)
 	var rec recorder
@@ -121,7 +48,7 @@ func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {
 		done <- r
 	}()
 	approval := within(t, asked, "approval request")
-	p.drop() // the turn waits for its approval in the daemon meanwhile
+	p.Cut() // the turn waits for its approval in the daemon meanwhile
 	if e := expectEvent(t, evs, ConnectionLost); !e.InFlight {
 		t.Fatalf("lost: %+v", e)
 	}
@@ -167,9 +94,9 @@ func TestAPromptSurvivesALostConnectionAndItsTurnIsShownOnce(t *testing.T) {
 }
 
 func TestACancelAskedForWhileReconnectingCancelsTheTurnOnceConnected(t *testing.T) {
-	p := newProxy(t, sharedSocket)
+	p := harness.NewProxy(t, sharedSocket)
 	evs, opt := events()
-	c, sid := connect(t, p.addr, opt)
+	c, sid := connect(t, p.Path, opt)
 	ctx := ctxFor(t)
 	running := make(chan struct{}, 1)
 	done := make(chan *PromptResult, 1)
@@ -188,8 +115,8 @@ func TestACancelAskedForWhileReconnectingCancelsTheTurnOnceConnected(t *testing.
 		done <- r
 	}()
 	within(t, running, "running tool call")
-	p.refusing(true)
-	p.drop()
+	p.Refusing(true)
+	p.Cut()
 	expectEvent(t, evs, ConnectionLost)
 	cancelled := make(chan bool, 1)
 	go func() {
@@ -205,7 +132,7 @@ func TestACancelAskedForWhileReconnectingCancelsTheTurnOnceConnected(t *testing.
 			t.Fatal("the cancel was not kept while reconnecting")
 		}
 	}
-	p.refusing(false)
+	p.Refusing(false)
 	expectEvent(t, evs, Reconnected)
 	if ok := within(t, cancelled, "cancel answer"); !ok {
 		t.Fatal("the cancel asked for while reconnecting found no turn")
@@ -222,14 +149,14 @@ func (c *Client) cancelPending(sid string) bool {
 }
 
 func TestAClientThatCannotReconnectGivesUpAndIsOver(t *testing.T) {
-	p := newProxy(t, sharedSocket)
+	p := harness.NewProxy(t, sharedSocket)
 	evs := make(chan ConnectionEvent, 16)
-	c, sid := connect(t, p.addr, WithReconnect(Reconnect{
+	c, sid := connect(t, p.Path, WithReconnect(Reconnect{
 		Notify: func(e ConnectionEvent) { evs <- e },
 		GiveUp: 100 * time.Millisecond,
 	}))
-	p.refusing(true)
-	p.drop()
+	p.Refusing(true)
+	p.Cut()
 	expectEvent(t, evs, ConnectionLost)
 	if e := expectEvent(t, evs, GaveUp); e.Err == nil {
 		t.Fatalf("gave up without saying why: %+v", e)
@@ -245,10 +172,10 @@ func TestAClientThatCannotReconnectGivesUpAndIsOver(t *testing.T) {
 }
 
 func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
-	p := newProxy(t, sharedSocket)
+	p := harness.NewProxy(t, sharedSocket)
 	evs, opt := events()
 	// One update may wait: a callback that holds the first makes the third lag.
-	c, sid := connect(t, p.addr, opt, WithUpdateQueue(1, 0))
+	c, sid := connect(t, p.Path, opt, WithUpdateQueue(1, 0))
 	ctx := ctxFor(t)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -298,7 +225,7 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 	// among it. (Its replay may not fit in the queue of one either: then it lags
 	// again, and the next connection goes on from there.)
 	for approvedYet := false; !approvedYet; {
-		p.drop()
+		p.Cut()
 		expectEvent(t, evs, ConnectionLost)
 		expectEvent(t, evs, Reconnected)
 		select {
@@ -331,11 +258,11 @@ func TestAReconnectRecoversASessionWhoseUpdatesLagged(t *testing.T) {
 // event told after the connection went back into use, the answer would come while
 // Notify still runs.
 func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
-	p := newProxy(t, sharedSocket)
+	p := harness.NewProxy(t, sharedSocket)
 	answered := make(chan *PromptResult, 1)
 	lost := make(chan struct{}, 1)
 	early := make(chan bool, 1)
-	c, sid := connect(t, p.addr, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) {
+	c, sid := connect(t, p.Path, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) {
 		switch e.Kind {
 		case ConnectionLost:
 			lost <- struct{}{}
@@ -365,8 +292,8 @@ func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
 		answered <- r
 	}()
 	approval := within(t, asked, "approval request")
-	p.refusing(true)
-	p.drop()
+	p.Refusing(true)
+	p.Cut()
 	within(t, lost, "lost event")
 	other, err := Dial(ctx, sharedSocket)
 	if err != nil {
@@ -383,7 +310,7 @@ func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
 	if _, err := other.Prompt(ctx, sid, "after it", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	p.refusing(false)
+	p.Refusing(false)
 	if within(t, early, "reconnected event") {
 		t.Fatal("the prompt in flight was answered before the reconnect was told")
 	}
@@ -397,18 +324,18 @@ func TestTheReconnectIsToldBeforeThePromptInFlightIsAnswered(t *testing.T) {
 // reconnected from, like any other. The client once installed the dead connection
 // and was wedged: no event, every call waiting, and Close never returned.
 func TestAConnectionLostBeforeTheReconnectCompletesIsReconnectedAgain(t *testing.T) {
-	p := newProxy(t, sharedSocket)
+	p := harness.NewProxy(t, sharedSocket)
 	evs := make(chan ConnectionEvent, 16)
 	ended := make(chan struct{}, 1)
 	first := true
-	c, sid := connect(t, p.addr, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) {
+	c, sid := connect(t, p.Path, WithReconnect(Reconnect{Notify: func(e ConnectionEvent) {
 		if e.Kind == Reconnected && first {
 			first = false
 			select { // a connection of an earlier, failed attempt
 			case <-ended:
 			default:
 			}
-			p.drop()
+			p.Cut()
 			select { // the connection just told of has ended, and is not in use yet
 			case <-ended:
 			case <-time.After(30 * time.Second):
@@ -424,7 +351,7 @@ func TestAConnectionLostBeforeTheReconnectCompletesIsReconnectedAgain(t *testing
 			}
 		}
 	})
-	p.drop()
+	p.Cut()
 	for _, kind := range []string{ConnectionLost, Reconnected, ConnectionLost, Reconnected} {
 		expectEvent(t, evs, kind)
 	}

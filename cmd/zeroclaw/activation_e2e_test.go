@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
 
 // The socket activation tests run the daemon as the units in docs/systemd run it:
@@ -95,10 +97,8 @@ func socketUnit(t *testing.T, h string) (path string, f *os.File) {
 
 // activated is one start of zeroclaw.service under systemd-socket-activate.
 type activated struct {
-	cmd    *exec.Cmd
+	proc   *harness.Proc
 	stderr *syncBuffer
-	exited chan struct{}
-	err    error
 }
 
 // activate starts systemd-socket-activate with ln passed on as fd 3 (as systemd
@@ -116,34 +116,14 @@ func activate(t *testing.T, h string, ln *os.File, env ...string) *activated {
 	cmd := exec.Command("sh", append([]string{"-c", `export LISTEN_PID=$$ LISTEN_FDS=1; exec systemd-socket-activate "$@"`, "sh"}, args...)...)
 	cmd.Env = command(h).Env
 	cmd.ExtraFiles = []*os.File{ln}
-	a := &activated{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = a.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		a.err = cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-a.exited
-		if t.Failed() {
-			t.Logf("systemd-socket-activate and daemon stderr:\n%s", a.stderr.String())
-		}
-	})
+	a := &activated{stderr: &syncBuffer{}}
+	a.proc = harness.Start(t, "systemd-socket-activate and daemon", cmd, &a.stderr.Log)
 	return a
 }
 
 func (a *activated) wait(t *testing.T) error {
 	t.Helper()
-	select {
-	case <-a.exited:
-		return a.err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the activated daemon is still running:\n%s", a.stderr.String())
-		return nil
-	}
+	return a.proc.Wait(30 * time.Second)
 }
 
 func TestSocketActivatedEphemeralDaemonExitsWhenIdleAndTheNextConnectStartsItAgain(t *testing.T) {
@@ -201,21 +181,7 @@ func inherit(t *testing.T, h string, f *os.File, pid string, env ...string) *dae
 	cmd := exec.Command("sh", "-c", `export LISTEN_PID=`+pid+` LISTEN_FDS=1 LISTEN_FDNAMES=zeroclaw; exec "$@"`, "sh", binary, "daemon")
 	cmd.Env = append(command(h).Env, env...)
 	cmd.ExtraFiles = []*os.File{f}
-	d := &daemon{t: t, cmd: cmd, home: h, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	d.socket = filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
-	cmd.Stderr = d.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		d.err = cmd.Wait()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-d.exited
-	})
-	return d
+	return startProcess(t, h, cmd)
 }
 
 func TestAnInheritedFdThatIsNotAListeningUnixStreamSocketIsAnError(t *testing.T) {

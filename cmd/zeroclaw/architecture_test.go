@@ -167,13 +167,17 @@ func TestNoProductionCodeImportsATestDouble(t *testing.T) {
 	}
 }
 
-// TestEachHelperIsWrittenOnce: the tests' poll (wait.For, wait.PIDFile) and the
-// JSON fast paths' whitespace scan (scan.Space) each have one home; a function of
-// one of the names their copies had is a new copy.
+// TestEachHelperIsWrittenOnce: the tests' poll (wait.For, wait.PIDFile), their
+// harness of a real process (internal/testing/harness) and the JSON fast paths'
+// whitespace scan (scan.Space) each have one home; a function, or a test's type,
+// of one of the names their copies had is a new copy.
 func TestEachHelperIsWrittenOnce(t *testing.T) {
 	copies := map[string]string{
 		"waitFor": "wait.For", "waitForPid": "wait.PIDFile", "waitForPID": "wait.PIDFile",
-		"skipSpace": "scan.Space",
+		"skipSpace": "scan.Space", "newProxy": "harness.NewProxy", "newLogBuffer": "harness.Log",
+	}
+	typeCopies := map[string]string{ // in tests
+		"logBuffer": "harness.Log", "rawConn": "harness.Conn", "proc": "harness.Proc", "proxy": "harness.Proxy",
 	}
 	checked := 0
 	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
@@ -194,6 +198,13 @@ func TestEachHelperIsWrittenOnce(t *testing.T) {
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && copies[fn.Name.Name] != "" {
 				t.Errorf("%s declares %s: use %s", strings.TrimPrefix(path, "../../"), fn.Name.Name, copies[fn.Name.Name])
+			}
+			if gen, ok := decl.(*ast.GenDecl); ok && gen.Tok == token.TYPE && strings.HasSuffix(path, "_test.go") {
+				for _, spec := range gen.Specs {
+					if name := spec.(*ast.TypeSpec).Name.Name; typeCopies[name] != "" {
+						t.Errorf("%s declares type %s: use %s", strings.TrimPrefix(path, "../../"), name, typeCopies[name])
+					}
+				}
 			}
 		}
 		return nil

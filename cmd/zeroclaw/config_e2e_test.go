@@ -244,23 +244,7 @@ func launchAs(t *testing.T, h string, cred *syscall.Credential) *daemon {
 	t.Helper()
 	cmd := command(h, "daemon")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	d := &daemon{t: t, cmd: cmd, home: h, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	d.socket = filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
-	cmd.Stderr = d.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		d.err = cmd.Wait()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		d.cmd.Process.Kill()
-		<-d.exited
-		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", d.stderr.String())
-		}
-	})
+	d := startProcess(t, h, cmd)
 	d.waitReady()
 	return d
 }

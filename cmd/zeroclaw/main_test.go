@@ -2,19 +2,17 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"encoding/json/v2"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // The end-to-end tests drive the real binary like a user: start it, connect over its
@@ -64,61 +62,19 @@ type daemon struct {
 	home   string
 	socket string
 	stderr *syncBuffer
-	exited chan struct{}
-	err    error // the exit status, once exited is closed
+	exited <-chan struct{} // closed once the process exited
+	proc   *harness.Proc
 }
 
-// syncBuffer collects a process's output, written by exec's copying goroutine, and
-// lets a test wait for what it expects to be written (await).
-type syncBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{} // closed by the next write; nil until someone awaits
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
-	return s.b.Write(p)
-}
+// syncBuffer collects a process's output and lets a test wait for what it expects
+// to be written (await): a harness.Log.
+type syncBuffer struct{ harness.Log }
 
 // await waits until cond holds for what was written, woken by each write, and
 // reports whether it did; it gives up when stop is closed (the process exited) or
 // after timeout. It returns the text cond last saw.
 func (s *syncBuffer) await(cond func(string) bool, stop <-chan struct{}, timeout time.Duration) (string, bool) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		s.mu.Lock()
-		text := s.b.String()
-		if cond(text) {
-			s.mu.Unlock()
-			return text, true
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		changed := s.changed
-		s.mu.Unlock()
-		select {
-		case <-changed:
-		case <-stop:
-			text := s.String() // what the process wrote before it exited
-			return text, cond(text)
-		case <-timer.C:
-			return text, false
-		}
-	}
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return s.Await(cond, stop, timeout)
 }
 
 // command returns an unstarted zeroclaw command with HOME set to home and the
@@ -147,78 +103,57 @@ func launch(t *testing.T, home string, env []string, args ...string) *daemon {
 	t.Helper()
 	cmd := command(home, append([]string{"daemon"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
-	d := &daemon{t: t, cmd: cmd, home: home, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	d.socket = filepath.Join(home, ".zeroclaw", "data", "daemon.sock")
+	d := startProcess(t, home, cmd)
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "ZEROCLAW_SOCKET="); ok {
 			d.socket = v
 		}
 	}
-	cmd.Stderr = d.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		d.err = cmd.Wait()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		d.cmd.Process.Kill()
-		<-d.exited
-		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", d.stderr.String())
-		}
-	})
+	return d
+}
+
+// startProcess starts cmd, a daemon of HOME=home on its default socket, with its
+// stderr collected; the test's cleanup kills it.
+func startProcess(t *testing.T, home string, cmd *exec.Cmd) *daemon {
+	t.Helper()
+	d := &daemon{t: t, cmd: cmd, home: home, stderr: &syncBuffer{}}
+	d.socket = filepath.Join(home, ".zeroclaw", "data", "daemon.sock")
+	d.proc = harness.Start(t, "daemon", cmd, &d.stderr.Log)
+	d.exited = d.proc.Exited
 	return d
 }
 
 func (d *daemon) waitReady() {
 	d.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	accepted := false
+	wait.For(d.t, "the daemon accepting at "+d.socket, 30*time.Second, func() bool {
 		c, err := net.Dial("unix", d.socket)
 		if err == nil {
 			c.Close()
-			return
+			accepted = true
 		}
-		select {
-		case <-d.exited:
-			d.t.Fatalf("daemon exited before serving: %v\n%s", d.err, d.stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("daemon not accepting at %s: %v\n%s", d.socket, err, d.stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+		return accepted || !d.running()
+	})
+	if !accepted {
+		d.t.Fatalf("daemon exited before serving: %v\n%s", d.proc.Err(), d.stderr.String())
 	}
 }
 
 // wait waits for the daemon to exit, at most within.
 func (d *daemon) wait(within time.Duration) error {
 	d.t.Helper()
-	select {
-	case <-d.exited:
-		return d.err
-	case <-time.After(within):
-		d.t.Fatalf("daemon still running after %s", within)
-		return nil
-	}
+	return d.proc.Wait(within)
 }
 
-func (d *daemon) running() bool {
-	select {
-	case <-d.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (d *daemon) running() bool { return d.proc.Running() }
 
-// rpcConn is a line client on the daemon's socket.
+// rpcConn is a line client on the daemon's socket (a harness.Conn); r buffers what
+// was read from conn.
 type rpcConn struct {
 	t    *testing.T
 	conn net.Conn
 	r    *bufio.Reader
+	h    *harness.Conn
 }
 
 func dial(t *testing.T, socket string) *rpcConn {
@@ -227,82 +162,37 @@ func dial(t *testing.T, socket string) *rpcConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return &rpcConn{t: t, conn: c, r: bufio.NewReader(c)}
+	h := harness.NewConn(t, c, 20*time.Second)
+	return &rpcConn{t: t, conn: c, r: h.R, h: h}
 }
 
+// call sends line and returns the next frame.
 func (c *rpcConn) call(line string) map[string]any {
 	c.t.Helper()
-	c.send(line)
-	return c.recv()
+	return c.h.Call(line)
 }
 
 func (c *rpcConn) send(line string) {
 	c.t.Helper()
-	if _, err := c.conn.Write([]byte(line + "\n")); err != nil {
-		c.t.Fatal(err)
-	}
+	c.h.Send(line)
 }
 
 func (c *rpcConn) recv() map[string]any {
 	c.t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	line, err := c.r.ReadBytes('\n')
-	if err != nil {
-		c.t.Fatalf("reading: %v", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.t.Fatalf("%v in %q", err, line)
-	}
-	return m
+	return c.h.Recv()
 }
 
 func (c *rpcConn) initialize() map[string]any {
 	c.t.Helper()
-	m := c.call(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}`)
-	res, ok := m["result"].(map[string]any)
-	if !ok {
-		c.t.Fatalf("initialize: %v", m)
-	}
-	return res
+	return c.h.Initialize(1)
 }
 
 // closed reports whether the daemon closed the connection within the given time.
-func (c *rpcConn) closed(within time.Duration) bool {
-	c.conn.SetReadDeadline(time.Now().Add(within))
-	_, err := c.r.ReadBytes('\n')
-	var ne net.Error
-	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
-}
+func (c *rpcConn) closed(within time.Duration) bool { return c.h.Closed(within) }
 
 func run(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, err error) {
 	t.Helper()
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		t.Fatalf("%v did not finish", cmd.Args)
-	}
-	return o.String(), e.String(), err
+	return harness.Run(t, cmd, 60*time.Second)
 }
 
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
-}
+func exitCode(err error) int { return harness.ExitCode(err) }

@@ -3,17 +3,16 @@ package main
 import (
 	"encoding/json/v2"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
 
 // The reconnect tests take the daemon away under a running `zeroclaw chat` in a
@@ -177,68 +176,23 @@ func TestChatStartsItsEphemeralDaemonAgainAfterKill9(t *testing.T) {
 	}
 }
 
-// socketProxy forwards connections from its own socket to the daemon's, so that a
-// test can cut chat's connection while the daemon and its turn go on, and refuse
-// new connections for a while.
+// socketProxy forwards connections from its own socket (path) to the daemon's, so
+// that a test can cut chat's connection while the daemon and its turn go on, and
+// refuse new connections for a while: a harness.Proxy.
 type socketProxy struct {
-	path   string
-	ln     net.Listener
-	target string
-
-	mu     sync.Mutex
-	conns  []net.Conn
-	refuse bool
+	*harness.Proxy
+	path string
 }
 
 func newSocketProxy(t *testing.T, target string) *socketProxy {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "zcx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &socketProxy{path: filepath.Join(dir, "p.sock"), target: target}
-	if p.ln, err = net.Listen("unix", p.path); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.ln.Close(); p.cut(); os.RemoveAll(dir) })
-	go func() {
-		for {
-			in, err := p.ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			refuse := p.refuse
-			p.mu.Unlock()
-			out, err := net.Dial("unix", p.target)
-			if refuse || err != nil {
-				in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			go func() { io.Copy(out, in); out.Close() }()
-			go func() { io.Copy(in, out); in.Close() }()
-		}
-	}()
-	return p
+	p := harness.NewProxy(t, target)
+	return &socketProxy{Proxy: p, path: p.Path}
 }
 
-func (p *socketProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
+func (p *socketProxy) cut() { p.Cut() }
 
-func (p *socketProxy) refusing(on bool) {
-	p.mu.Lock()
-	p.refuse = on
-	p.mu.Unlock()
-}
+func (p *socketProxy) refusing(on bool) { p.Refusing(on) }
 
 func TestChatCtrlCDuringAReconnectCancelsTheTurnOnceConnected(t *testing.T) {
 	h := home(t)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json/jsontext"
 	"log/slog"
@@ -9,10 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -51,26 +50,9 @@ func script(t *testing.T, name, file string, args ...string) Spec {
 	}
 }
 
-// logBuffer is a daemon log the tests read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newManager(t *testing.T, specs ...Spec) (*Manager, *logBuffer) {
-	lb := &logBuffer{}
+// newManager is a Manager of specs and the log it writes.
+func newManager(t *testing.T, specs ...Spec) (*Manager, *harness.Log) {
+	lb := &harness.Log{}
 	m := NewManager(slog.New(slog.NewTextHandler(lb, nil)))
 	m.Configure(specs)
 	t.Cleanup(m.Close)

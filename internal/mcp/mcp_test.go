@@ -181,7 +181,7 @@ func TestMisbehavingServer(t *testing.T) {
 	if r := <-done; !r.IsError || r.Output != "cancelled" {
 		t.Fatalf("a cancelled call: %+v", r)
 	}
-	wait.For(t, "the server to log notifications/cancelled", time.Minute, func() bool { return strings.Contains(lb.String(), "cancelled request ") })
+	lb.WaitFor(t, "cancelled request ", nil, time.Minute) // the server logs notifications/cancelled
 
 	r = call(t, tools, "bad__exit3", `{}`)
 	if !r.IsError || r.Output != "MCP server bad: exited with status 3" {

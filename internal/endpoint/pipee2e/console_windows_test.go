@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
 
 // The daemon stops cleanly on the console's control events (docs/protocol.md,
@@ -169,9 +171,9 @@ func TestConsoleEventsStopTheDaemonCleanly(t *testing.T) {
 	cases := []struct {
 		name string
 		// launch starts the daemon and returns it and how to deliver the event
-		launch func(t *testing.T, dir string) (*proc, func(pid int))
+		launch func(t *testing.T, dir string) (*harness.Proc, func(pid int))
 	}{
-		{"ctrl-c", func(t *testing.T, dir string) (*proc, func(int)) {
+		{"ctrl-c", func(t *testing.T, dir string) (*harness.Proc, func(int)) {
 			cmd := exec.Command(self, binary, "daemon")
 			cmd.Env = append(environ(dir, nil), roleEnv+"=console")
 			stdin, err := cmd.StdinPipe()
@@ -185,13 +187,13 @@ func TestConsoleEventsStopTheDaemonCleanly(t *testing.T) {
 				}
 			}
 		}},
-		{"ctrl-break", func(t *testing.T, dir string) (*proc, func(int)) {
+		{"ctrl-break", func(t *testing.T, dir string) (*harness.Proc, func(int)) {
 			d := launchDaemon(t, dir, []string{roleEnv + "=block"})
-			return d.proc, func(pid int) { injectCtrlEvent(t, pid, windows.CTRL_BREAK_EVENT) }
+			return d.Proc, func(pid int) { injectCtrlEvent(t, pid, windows.CTRL_BREAK_EVENT) }
 		}},
-		{"console closed", func(t *testing.T, dir string) (*proc, func(int)) {
+		{"console closed", func(t *testing.T, dir string) (*harness.Proc, func(int)) {
 			d := launchDaemon(t, dir, []string{roleEnv + "=block"})
-			return d.proc, func(pid int) { injectCtrlEvent(t, pid, windows.CTRL_CLOSE_EVENT) }
+			return d.Proc, func(pid int) { injectCtrlEvent(t, pid, windows.CTRL_CLOSE_EVENT) }
 		}},
 	}
 	for _, tc := range cases {
@@ -199,21 +201,21 @@ func TestConsoleEventsStopTheDaemonCleanly(t *testing.T) {
 			dir := configDir(t, turnConfig)
 			p, deliver := tc.launch(t, dir)
 			pipe := pipeFor(dir, nil)
-			p.stderr.waitFor(t, "msg=serving endpoint="+pipe+" ", p.exited)
+			p.Stderr.WaitFor(t, "msg=serving endpoint="+pipe+" ", p.Exited, guard)
 
 			c := dialRaw(t, pipe)
-			pid := int(c.initialize()["serverPid"].(float64))
+			pid := int(c.Initialize("init")["serverPid"].(float64))
 			t.Cleanup(func() { // the helper's child outlives a killed helper
 				if dp, err := os.FindProcess(pid); err == nil {
 					dp.Kill()
 					dp.Release()
 				}
 			})
-			c.call(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default","sessionId":"stop-me"},"id":2}`, float64(2))
+			c.CallID(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default","sessionId":"stop-me"},"id":2}`, float64(2))
 			prompt := "/tool shell " + shellArgs(t, `"`+self+`"`)
-			c.write(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"stop-me","prompt":` + jsonString(t, prompt) + `},"id":3}` + "\n")
+			c.Write(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"stop-me","prompt":` + jsonString(t, prompt) + `},"id":3}` + "\n")
 			for {
-				m := c.recv()
+				m := c.Recv()
 				if pr, _ := m["params"].(map[string]any); pr["type"] == "tool_call" {
 					break
 				}
@@ -223,14 +225,14 @@ func TestConsoleEventsStopTheDaemonCleanly(t *testing.T) {
 			}
 
 			deliver(pid)
-			answer := c.recvAll()
-			if err := p.wait(); err != nil {
-				t.Fatalf("exit: %v\n%s", err, p.stderr.String())
+			answer := recvAll(t, c)
+			if err := p.Wait(guard); err != nil {
+				t.Fatalf("exit: %v\n%s", err, p.Stderr.String())
 			}
 			if r, _ := answer[float64(3)]["result"].(map[string]any); r["stopReason"] != "cancelled" {
 				t.Fatalf("the running prompt was answered %v, want stopReason cancelled", answer[float64(3)])
 			}
-			log := p.stderr.String()
+			log := p.Stderr.String()
 			if !strings.Contains(log, `msg="shutting down"`) || !strings.Contains(log, "msg=stopped") {
 				t.Fatalf("no clean shutdown in the log:\n%s", log)
 			}
@@ -239,11 +241,11 @@ func TestConsoleEventsStopTheDaemonCleanly(t *testing.T) {
 			// tool call of the cancelled turn.
 			d := startDaemon(t, dir, nil)
 			r := dialRaw(t, d.pipe)
-			r.initialize()
-			if res := r.call(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default","sessionId":"stop-me"},"id":2}`, float64(2))["result"].(map[string]any); res["resumed"] != true {
+			r.Initialize("init")
+			if res := r.CallID(`{"jsonrpc":"2.0","method":"session/new","params":{"agentAlias":"default","sessionId":"stop-me"},"id":2}`, float64(2))["result"].(map[string]any); res["resumed"] != true {
 				t.Fatalf("resume after the stop: %v", res)
 			}
-			msgs := r.call(`{"jsonrpc":"2.0","method":"session/messages","params":{"sessionId":"stop-me"},"id":3}`, float64(3))["result"].(map[string]any)["messages"].([]any)
+			msgs := r.CallID(`{"jsonrpc":"2.0","method":"session/messages","params":{"sessionId":"stop-me"},"id":3}`, float64(3))["result"].(map[string]any)["messages"].([]any)
 			var roles []string
 			for _, row := range msgs {
 				roles = append(roles, row.(map[string]any)["role"].(string))

@@ -3,25 +3,21 @@
 package pipee2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json/v2"
 	"fmt"
-	"io"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
 
 // binary is the Windows build of zeroclaw under test: $ZEROCLAW_TEST_BINARY (CI
@@ -118,8 +114,8 @@ func uniquePipe() string {
 
 // command is zeroclaw with args, ZEROCLAW_CONFIG_DIR=dir, the ZEROCLAW_* variables
 // of this process removed and env added.
-func command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, binary, args...)
+func command(dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
 	cmd.Env = environ(dir, env)
 	return cmd
 }
@@ -137,122 +133,20 @@ func environ(dir string, env []string) []string {
 // run runs zeroclaw to completion with stdin, within guard.
 func run(t *testing.T, dir string, env []string, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	defer cancel()
-	cmd := command(ctx, dir, env, args...)
+	cmd := command(dir, env, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("zeroclaw %s hung for %s; stderr:\n%s", strings.Join(args, " "), guard, e.String())
-	}
-	return o.String(), e.String(), err
+	return harness.Run(t, cmd, guard)
 }
 
-// logBuffer collects a process's stderr and wakes whoever waits for a line.
-type logBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{}
-}
-
-func newLogBuffer() *logBuffer { return &logBuffer{changed: make(chan struct{})} }
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Write(p)
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return len(p), nil
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor waits until the log holds s, failing once exited closes without it or
-// after guard.
-func (l *logBuffer) waitFor(t *testing.T, s string, exited <-chan struct{}) {
+// start starts cmd with its stderr collected; the test's cleanup kills it.
+func start(t *testing.T, cmd *exec.Cmd) *harness.Proc {
 	t.Helper()
-	deadline := time.After(guard)
-	for {
-		l.mu.Lock()
-		found, changed := strings.Contains(l.b.String(), s), l.changed
-		l.mu.Unlock()
-		if found {
-			return
-		}
-		select {
-		case <-changed:
-		case <-exited:
-			if !strings.Contains(l.String(), s) {
-				t.Fatalf("exited without logging %q:\n%s", s, l.String())
-			}
-			return
-		case <-deadline:
-			t.Fatalf("no %q logged within %s:\n%s", s, guard, l.String())
-		}
-	}
-}
-
-// proc is a started process whose stderr is collected.
-type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr *logBuffer
-	exited chan struct{}
-	err    error // the exit status, once exited is closed
-}
-
-func start(t *testing.T, cmd *exec.Cmd) *proc {
-	t.Helper()
-	p := &proc{t: t, cmd: cmd, stderr: newLogBuffer(), exited: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.exited
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", filepath.Base(cmd.Path), p.stderr.String())
-		}
-	})
-	return p
-}
-
-// wait waits for the process to exit, at most guard.
-func (p *proc) wait() error {
-	p.t.Helper()
-	select {
-	case <-p.exited:
-		return p.err
-	case <-time.After(guard):
-		p.t.Fatalf("still running after %s:\n%s", guard, p.stderr.String())
-		return nil
-	}
-}
-
-func (p *proc) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
+	return harness.Start(t, filepath.Base(cmd.Path), cmd, nil)
 }
 
 // daemon is a running `zeroclaw daemon`.
 type daemon struct {
-	*proc
+	*harness.Proc
 	dir  string // config dir
 	pipe string // where it serves
 }
@@ -262,22 +156,17 @@ type daemon struct {
 func startDaemon(t *testing.T, dir string, env []string, args ...string) *daemon {
 	t.Helper()
 	d := launchDaemon(t, dir, env, args...)
-	d.waitServing()
+	d.Stderr.WaitFor(t, "msg=serving endpoint="+d.pipe+" ", d.Exited, guard)
+	if !d.Running() {
+		t.Fatalf("the daemon exited: %v\n%s", d.Err(), d.Stderr.String())
+	}
 	return d
 }
 
 func launchDaemon(t *testing.T, dir string, env []string, args ...string) *daemon {
 	t.Helper()
-	p := start(t, command(context.Background(), dir, env, append([]string{"daemon"}, args...)...))
-	return &daemon{proc: p, dir: dir, pipe: pipeFor(dir, env)}
-}
-
-func (d *daemon) waitServing() {
-	d.t.Helper()
-	d.stderr.waitFor(d.t, "msg=serving endpoint="+d.pipe+" ", d.exited)
-	if !d.running() {
-		d.t.Fatalf("the daemon exited: %v\n%s", d.err, d.stderr.String())
-	}
+	p := start(t, command(dir, env, append([]string{"daemon"}, args...)...))
+	return &daemon{Proc: p, dir: dir, pipe: pipeFor(dir, env)}
 }
 
 // pipeFor is the pipe a daemon with config dir dir and env serves.
@@ -290,14 +179,8 @@ func pipeFor(dir string, env []string) string {
 	return defaultPipe(filepath.Join(dir, "data"))
 }
 
-// rawConn is a byte-level client of the pipe: no client package, no framing help.
-type rawConn struct {
-	t    *testing.T
-	conn net.Conn
-	r    *bufio.Reader
-}
-
-func dialRaw(t *testing.T, pipe string) *rawConn {
+// dialRaw is a byte-level client of the pipe: no client package, no framing help.
+func dialRaw(t *testing.T, pipe string) *harness.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
@@ -305,60 +188,23 @@ func dialRaw(t *testing.T, pipe string) *rawConn {
 	if err != nil {
 		t.Fatalf("dial %s: %v", pipe, err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return &rawConn{t: t, conn: c, r: bufio.NewReader(c)}
-}
-
-func (c *rawConn) write(s string) {
-	c.t.Helper()
-	if _, err := io.WriteString(c.conn, s); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
-}
-
-// recv reads one frame, within guard.
-func (c *rawConn) recv() map[string]any {
-	c.t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(guard))
-	line, err := c.r.ReadBytes('\n')
-	if err != nil {
-		c.t.Fatalf("read a frame: %v (got %q)", err, line)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.t.Fatalf("frame %q: %v", line, err)
-	}
-	return m
-}
-
-// recvID reads frames until the response with id, skipping notifications.
-func (c *rawConn) recvID(id any) map[string]any {
-	c.t.Helper()
-	for {
-		m := c.recv()
-		if _, isRequest := m["method"]; !isRequest && m["id"] == id {
-			return m
-		}
-		if _, isRequest := m["method"]; !isRequest {
-			c.t.Fatalf("response %v while waiting for id %v", m, id)
-		}
-	}
+	return harness.NewConn(t, c, guard)
 }
 
 // recvAll reads until the daemon closes the connection and returns the responses
 // by id.
-func (c *rawConn) recvAll() map[any]map[string]any {
-	c.t.Helper()
+func recvAll(t *testing.T, c *harness.Conn) map[any]map[string]any {
+	t.Helper()
 	out := map[any]map[string]any{}
-	c.conn.SetReadDeadline(time.Now().Add(guard))
+	c.Conn.SetReadDeadline(time.Now().Add(guard))
 	for {
-		line, err := c.r.ReadBytes('\n')
+		line, err := c.R.ReadBytes('\n')
 		if err != nil {
 			return out
 		}
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {
-			c.t.Fatalf("frame %q: %v", line, err)
+			t.Fatalf("frame %q: %v", line, err)
 		}
 		if _, isRequest := m["method"]; !isRequest {
 			out[m["id"]] = m
@@ -366,34 +212,9 @@ func (c *rawConn) recvAll() map[any]map[string]any {
 	}
 }
 
-func (c *rawConn) call(line string, id any) map[string]any {
-	c.t.Helper()
-	c.write(line + "\n")
-	return c.recvID(id)
-}
-
-func (c *rawConn) initialize() map[string]any {
-	c.t.Helper()
-	m := c.call(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":"init"}`, "init")
-	if m["result"] == nil {
-		c.t.Fatalf("initialize: %v", m)
-	}
-	return m["result"].(map[string]any)
-}
-
 // errorCode is the code of a response's error, or 0.
 func errorCode(m map[string]any) int {
 	e, _ := m["error"].(map[string]any)
 	code, _ := e["code"].(float64)
 	return int(code)
-}
-
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if e, ok := err.(*exec.ExitError); ok {
-		return e.ExitCode()
-	}
-	return -1
 }

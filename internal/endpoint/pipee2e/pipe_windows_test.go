@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
 
 // defaultPipe is the pipe of docs/protocol.md, "The daemon process", for a data dir,
@@ -50,8 +51,8 @@ func TestDefaultPipeIsTheHashOfTheDataDir(t *testing.T) {
 	d := startDaemon(t, dir, nil) // waits for "serving endpoint=<the hash name>"
 	want := defaultPipe(filepath.Join(dir, "data"))
 	c := dialRaw(t, want)
-	c.initialize()
-	st := c.call(`{"jsonrpc":"2.0","method":"status","id":2}`, float64(2))["result"].(map[string]any)
+	c.Initialize("init")
+	st := c.CallID(`{"jsonrpc":"2.0","method":"status","id":2}`, float64(2))["result"].(map[string]any)
 	if st["endpoint"] != want || st["dataDir"] != filepath.Join(dir, "data") {
 		t.Fatalf("status = %v, want endpoint %s", st, want)
 	}
@@ -59,8 +60,8 @@ func TestDefaultPipeIsTheHashOfTheDataDir(t *testing.T) {
 	if err != nil || !strings.Contains(out, "endpoint:     "+want+"\n") {
 		t.Fatalf("zeroclaw status: %v\n%s%s", err, out, stderr)
 	}
-	if !strings.Contains(d.stderr.String(), `msg="connection opened" peer=pipe:local`) {
-		t.Errorf("no connection line with the peer label pipe:local:\n%s", d.stderr.String())
+	if !strings.Contains(d.Stderr.String(), `msg="connection opened" peer=pipe:local`) {
+		t.Errorf("no connection line with the peer label pipe:local:\n%s", d.Stderr.String())
 	}
 }
 
@@ -83,8 +84,8 @@ func TestSocketVariableNamesThePipe(t *testing.T) {
 		t.Fatalf("zeroclaw rpc status: %v\n%s%s", err, out, stderr)
 	}
 	out, stderr, err = run(t, dir, env, "", "rpc", "no/such/method")
-	if exitCode(err) != 1 || !strings.Contains(stderr, "-32601") {
-		t.Fatalf("zeroclaw rpc of an unknown method: exit %d\n%s%s", exitCode(err), out, stderr)
+	if harness.ExitCode(err) != 1 || !strings.Contains(stderr, "-32601") {
+		t.Fatalf("zeroclaw rpc of an unknown method: exit %d\n%s%s", harness.ExitCode(err), out, stderr)
 	}
 	out, stderr, err = run(t, dir, env, "hello over the pipe\n", "chat")
 	if err != nil || out != "echo: hello over the pipe\n" {
@@ -109,7 +110,7 @@ func TestFirstClientOfANewDaemonIsAnswered(t *testing.T) {
 		d := startDaemon(t, configDir(t, ""), nil)
 		began := time.Now()
 		c := dialRaw(t, d.pipe)
-		if res := c.initialize(); res["serverVersion"] != "0.8.6" {
+		if res := c.Initialize("init"); res["serverVersion"] != "0.8.6" {
 			t.Fatalf("initialize = %v", res)
 		}
 		t.Logf("first initialize answered in %s", time.Since(began).Round(time.Microsecond))
@@ -123,25 +124,25 @@ func TestFramesAndEnvelopesOverThePipe(t *testing.T) {
 
 	c := dialRaw(t, d.pipe)
 	// Before initialize, a known method is refused with -32010.
-	if m := c.call(`{"jsonrpc":"2.0","method":"status","id":1}`, float64(1)); errorCode(m) != -32010 {
+	if m := c.CallID(`{"jsonrpc":"2.0","method":"status","id":1}`, float64(1)); errorCode(m) != -32010 {
 		t.Fatalf("status before initialize = %v, want -32010", m)
 	}
 	// One frame split across many writes, one byte at a time at the start.
 	init := `{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":2}` + "\n"
 	for i := range 10 {
-		c.write(init[i : i+1])
+		c.Write(init[i : i+1])
 	}
-	c.write(init[10:40])
-	c.write(init[40:])
-	if m := c.recvID(float64(2)); m["result"] == nil {
+	c.Write(init[10:40])
+	c.Write(init[40:])
+	if m := c.RecvID(float64(2)); m["result"] == nil {
 		t.Fatalf("split initialize = %v", m)
 	}
 	// Three frames coalesced in one write, an empty line among them.
-	c.write(`{"jsonrpc":"2.0","method":"status","id":3}` + "\n\n" +
+	c.Write(`{"jsonrpc":"2.0","method":"status","id":3}` + "\n\n" +
 		`{"jsonrpc":"2.0","method":"status","id":4}` + "\n" + `{"jsonrpc":"2.0","method":"status","id":5}` + "\n")
 	seen := map[any]bool{}
 	for range 3 {
-		m := c.recv()
+		m := c.Recv()
 		if m["result"] == nil {
 			t.Fatalf("coalesced status = %v", m)
 		}
@@ -151,30 +152,30 @@ func TestFramesAndEnvelopesOverThePipe(t *testing.T) {
 		t.Fatalf("answered ids %v, want 3, 4 and 5", seen)
 	}
 	// Invalid JSON: -32700 with id null.
-	if m := c.call(`{"jsonrpc":"2.0","method":`, nil); errorCode(m) != -32700 {
+	if m := c.CallID(`{"jsonrpc":"2.0","method":`, nil); errorCode(m) != -32700 {
 		t.Fatalf("invalid JSON = %v, want -32700", m)
 	}
 	// A malformed request keeps its id; a direction-ambiguous frame gets id null.
-	if m := c.call(`{"jsonrpc":"2.0","method":"status","params":null,"id":6}`, float64(6)); errorCode(m) != -32600 {
+	if m := c.CallID(`{"jsonrpc":"2.0","method":"status","params":null,"id":6}`, float64(6)); errorCode(m) != -32600 {
 		t.Fatalf("params null = %v, want -32600", m)
 	}
-	if m := c.call(`[{"jsonrpc":"2.0","method":"status","id":7}]`, nil); errorCode(m) != -32600 {
+	if m := c.CallID(`[{"jsonrpc":"2.0","method":"status","id":7}]`, nil); errorCode(m) != -32600 {
 		t.Fatalf("a batch = %v, want -32600", m)
 	}
 	// A malformed response (result and error both) is dropped without an answer:
 	// the next frame on the connection is the answer to the call after it.
-	c.write(`{"jsonrpc":"2.0","id":"zc-out-0","result":1,"error":{"code":1,"message":"x"}}` + "\n")
-	if m := c.call(`{"jsonrpc":"2.0","method":"status","id":8}`, float64(8)); m["result"] == nil {
+	c.Write(`{"jsonrpc":"2.0","id":"zc-out-0","result":1,"error":{"code":1,"message":"x"}}` + "\n")
+	if m := c.CallID(`{"jsonrpc":"2.0","method":"status","id":8}`, float64(8)); m["result"] == nil {
 		t.Fatalf("status after a malformed response = %v", m)
 	}
 	// A frame whose newline comes in a write of its own.
-	c.write(`{"jsonrpc":"2.0","method":"status","id":9}`)
-	c.write("\n")
-	if m := c.recvID(float64(9)); m["result"] == nil {
+	c.Write(`{"jsonrpc":"2.0","method":"status","id":9}`)
+	c.Write("\n")
+	if m := c.RecvID(float64(9)); m["result"] == nil {
 		t.Fatalf("status in two writes = %v", m)
 	}
-	if strings.Contains(d.stderr.String(), "zc-out-0") || strings.Contains(d.stderr.String(), "protocolVersion") {
-		t.Errorf("frame contents in the log:\n%s", d.stderr.String())
+	if strings.Contains(d.Stderr.String(), "zc-out-0") || strings.Contains(d.Stderr.String(), "protocolVersion") {
+		t.Errorf("frame contents in the log:\n%s", d.Stderr.String())
 	}
 }
 
@@ -182,17 +183,17 @@ func TestASecondDaemonIsRefused(t *testing.T) {
 	dir := configDir(t, "")
 	d := startDaemon(t, dir, nil)
 	_, stderr, err := run(t, dir, nil, "", "daemon")
-	if exitCode(err) != 1 || !strings.Contains(stderr, "already serving at "+d.pipe) {
-		t.Fatalf("second daemon: exit %d, stderr %q", exitCode(err), stderr)
+	if harness.ExitCode(err) != 1 || !strings.Contains(stderr, "already serving at "+d.pipe) {
+		t.Fatalf("second daemon: exit %d, stderr %q", harness.ExitCode(err), stderr)
 	}
 	// Another data dir on the same ZEROCLAW_SOCKET is refused the same way.
 	_, stderr, err = run(t, configDir(t, ""), []string{"ZEROCLAW_SOCKET=" + d.pipe}, "", "daemon")
-	if exitCode(err) != 1 || !strings.Contains(stderr, "already serving at "+d.pipe) {
-		t.Fatalf("second daemon on the pipe: exit %d, stderr %q", exitCode(err), stderr)
+	if harness.ExitCode(err) != 1 || !strings.Contains(stderr, "already serving at "+d.pipe) {
+		t.Fatalf("second daemon on the pipe: exit %d, stderr %q", harness.ExitCode(err), stderr)
 	}
 	c := dialRaw(t, d.pipe)
-	c.initialize()
-	if !d.running() {
+	c.Initialize("init")
+	if !d.Running() {
 		t.Fatal("the first daemon stopped")
 	}
 }
@@ -202,21 +203,21 @@ func TestASecondDaemonIsRefused(t *testing.T) {
 func TestEphemeralDaemonExitsAfterItsLastClient(t *testing.T) {
 	d := startDaemon(t, configDir(t, ""), nil, "--ephemeral")
 	a := dialRaw(t, d.pipe)
-	a.initialize()
+	a.Initialize("init")
 	b := dialRaw(t, d.pipe)
-	b.initialize()
-	a.conn.Close()
+	b.Initialize("init")
+	a.Conn.Close()
 	// b is still connected: the daemon must still answer it after a has gone.
-	if m := b.call(`{"jsonrpc":"2.0","method":"status","id":2}`, float64(2)); m["result"] == nil {
+	if m := b.CallID(`{"jsonrpc":"2.0","method":"status","id":2}`, float64(2)); m["result"] == nil {
 		t.Fatalf("status = %v", m)
 	}
-	d.stderr.waitFor(t, `msg="connection closed"`, d.exited)
-	if !d.running() {
+	d.Stderr.WaitFor(t, `msg="connection closed"`, d.Exited, guard)
+	if !d.Running() {
 		t.Fatal("the ephemeral daemon exited with a client connected")
 	}
-	b.conn.Close()
+	b.Conn.Close()
 	left := time.Now()
-	if err := d.wait(); err != nil {
+	if err := d.Wait(guard); err != nil {
 		t.Fatalf("ephemeral exit: %v", err)
 	}
 	waited := time.Since(left)
@@ -224,8 +225,8 @@ func TestEphemeralDaemonExitsAfterItsLastClient(t *testing.T) {
 	if waited < time.Second {
 		t.Fatalf("exited %s after the last client left, before the 1 s grace", waited)
 	}
-	if !strings.Contains(d.stderr.String(), "last client left; ephemeral daemon exiting") {
-		t.Fatalf("log:\n%s", d.stderr.String())
+	if !strings.Contains(d.Stderr.String(), "last client left; ephemeral daemon exiting") {
+		t.Fatalf("log:\n%s", d.Stderr.String())
 	}
 	if pipeExists(t, d.pipe) {
 		t.Fatal("the pipe is still served")
