@@ -69,6 +69,9 @@ type Turn struct {
 	Controls func() (model, autonomy string)
 	// Used, when set, is told each model call's usage as the call ends.
 	Used func(u provider.Usage)
+	// Observer, when set, is told of each model and tool call (metrics and
+	// traces, telemetry.go).
+	Observer TurnObserver
 }
 
 // Outcome is how a turn ended.
@@ -117,9 +120,15 @@ func Run(ctx context.Context, t Turn) Outcome {
 		// This call's visible text so far is said from shownFrom on (-1: none yet):
 		// a reply is kept once, however long it streams.
 		shownFrom := -1
-		res, err := t.Provider.Stream(ctx, provider.Request{
+		callCtx, obs := t.observeModelCall(ctx)
+		first := obs != nil
+		res, err := t.Provider.Stream(callCtx, provider.Request{
 			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
 		}, func(d provider.Delta) {
+			if first {
+				first = false
+				obs.FirstToken()
+			}
 			if !d.Thought && d.Text != "" {
 				if separate {
 					separate = false
@@ -133,6 +142,9 @@ func Run(ctx context.Context, t Turn) Outcome {
 			}
 			t.Hooks.Delta(d)
 		})
+		if obs != nil {
+			obs.End(res.Usage, err)
+		}
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
 		usage.CachedInputTokens += res.Usage.CachedInputTokens
@@ -196,6 +208,10 @@ func (t Turn) call(ctx context.Context, call provider.ToolCall, tools map[string
 		}
 	}
 	if !ok {
+		if t.Observer != nil {
+			_, obs := t.Observer.ToolCall(ctx, "")
+			obs.End(true)
+		}
 		return tool.Result{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}
 	}
 	if tl.Mutates() {
@@ -211,7 +227,21 @@ func (t Turn) call(ctx context.Context, call provider.ToolCall, tools map[string
 	}
 	env := t.Env
 	env.CallID = call.ID
-	return tl.Run(ctx, env, call.Arguments)
+	if t.Observer == nil {
+		return tl.Run(ctx, env, call.Arguments)
+	}
+	ctx, obs := t.Observer.ToolCall(ctx, call.Name)
+	r := tl.Run(ctx, env, call.Arguments)
+	obs.End(r.IsError)
+	return r
+}
+
+// observeModelCall begins the Observer's watch of a model call, if there is one.
+func (t Turn) observeModelCall(ctx context.Context) (context.Context, ModelCallObserver) {
+	if t.Observer == nil {
+		return ctx, nil
+	}
+	return t.Observer.ModelCall(ctx, t.Model)
 }
 
 func specsOf(tools map[string]tool.Tool) []provider.ToolSpec {

@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/mcp"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -96,9 +97,16 @@ func Run(ctx context.Context, opts Options) error {
 	servers := mcp.NewManager(log)
 	defer servers.Close()
 	servers.Configure(mcp.FromConfig(cfg, dirs.DataDir, getenv))
+	tel, err := startTelemetry(cfg, dirs.DataDir, servers, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer tel.close(log) // after the sessions: their last spans are sent
 	var live *config.Live
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
 		ReplayBytes: int64(cfg.RPC.ReplayBytes),
+		Telemetry: metrics.Telemetry(tel.metrics, tel.tracer),
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
 		}})
@@ -119,6 +127,7 @@ func Run(ctx context.Context, opts Options) error {
 			}, nil
 		},
 	})
+	tel.sessions = sessions
 
 	var cert wss.Certificate
 	if cfg.WSS.Enabled {
@@ -152,7 +161,12 @@ func Run(ctx context.Context, opts Options) error {
 		Pairings:       pairings,
 		Fingerprint:    cert.Fingerprint,
 		MCP:            servers,
+		Metrics:        tel.metrics,
 	})
+	if err := tel.serve(cfg, log); err != nil {
+		ln.Close()
+		return err
+	}
 	var remote *wss.Listener
 	if cfg.WSS.Enabled {
 		remote, err = wss.Listen(wss.Config{

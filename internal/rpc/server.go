@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
@@ -84,6 +85,10 @@ type Config struct {
 
 	// MCP reports the daemon's MCP servers (mcp/status); nil: none.
 	MCP MCPStatus
+
+	// Metrics counts calls, connections and lag, and serves metrics/scrape
+	// (metrics.go); nil: nothing is counted and metrics/scrape answers empty.
+	Metrics *metrics.Metrics
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -98,6 +103,8 @@ type Server struct {
 
 	instanceID  string      // random per Server, so per daemon start (initialize.go)
 	statusParts statusCache // the constant bytes of status answers (status_json.go)
+	// unknownMethod counts the calls of methods the table lacks, under one label.
+	unknownMethod *metrics.Method
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
@@ -129,6 +136,7 @@ type methodRow struct {
 	// localOnly methods are refused to remote (WSS) peers with -32012.
 	localOnly bool
 	handler   method
+	metrics   *metrics.Method // its collectors, resolved once (metrics.go)
 }
 
 // NewServer returns a Server ready to serve connections.
@@ -150,6 +158,7 @@ func NewServer(cfg Config) *Server {
 		conns:   make(map[*connState]struct{}),
 	}
 	s.instanceID = newInstanceID()
+	s.unknownMethod = cfg.Metrics.Method("unknown")
 	families := [][]methodRow{
 		{
 			{name: "initialize", handler: s.initialize, priority: true},
@@ -163,6 +172,7 @@ func NewServer(cfg Config) *Server {
 		s.agentMethods(),
 		s.controlMethods(),
 		s.toolMethods(),
+		s.metricsMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
 	for _, rows := range families {
@@ -174,6 +184,7 @@ func NewServer(cfg Config) *Server {
 			if row.grant == "" && row.name != "initialize" {
 				panic("rpc: method " + row.name + " declares no grant")
 			}
+			row.metrics = cfg.Metrics.Method(row.name)
 			s.methods[row.name] = row
 			s.names = append(s.names, row.name)
 		}
@@ -265,6 +276,7 @@ func (s *Server) admit(c *connState) *jsonrpc.Error {
 	}
 	s.conns[c] = struct{}{}
 	s.nconns.Store(int64(len(s.conns)))
+	c.disconnected = s.cfg.Metrics.Connected(transportOf(c.peer))
 	s.active.Add(1)
 	if s.cfg.Clients != nil {
 		s.cfg.Clients.Connected()
@@ -277,6 +289,7 @@ func (s *Server) release(c *connState) {
 	delete(s.conns, c)
 	s.nconns.Store(int64(len(s.conns)))
 	s.mu.Unlock()
+	c.disconnected()
 	if s.cfg.Clients != nil {
 		s.cfg.Clients.Disconnected()
 	}
@@ -348,6 +361,8 @@ type connState struct {
 	// that revoking the token closes it (auth.Pairings.Track); nil until then.
 	trackMu  sync.Mutex
 	tracking func()
+
+	disconnected func() // counts the connection closed in the metrics (admit)
 }
 
 // handshake is what a successful initialize fixed for the connection.
@@ -372,18 +387,23 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 		}
 	}
 	if !known {
+		c.srv.unknownMethod.Done(time.Now(), jsonrpc.CodeMethodNotFound)
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method,
 			map[string]any{"method": req.Method})
 	}
+	start := time.Now()
 	if req.Method != "initialize" {
 		// The grant of SPEC §11, against the caller's current authority (grants.go).
 		var err error
 		if ctx, err = c.authorize(ctx, row); err != nil {
+			row.metrics.Done(start, wireCode(err))
 			return nil, err
 		}
 	}
 	result, err := row.handler(ctx, c, req.Params)
-	return result, toWire(err)
+	err = toWire(err)
+	row.metrics.Done(start, wireCode(err))
+	return result, err
 }
 
 // inline tells the requests the reader serves itself, from its buffer (methodRow).
@@ -421,6 +441,7 @@ func (c *connState) Want(p session.Puller) error { return c.conn.Want(p) }
 // update it was sent and before any later response (the prompt's answer among them),
 // so the client learns of the gap before it learns the turn ended.
 func (c *connState) Lagged(sessionID string, afterSeq uint64) {
+	c.srv.cfg.Metrics.Lagged()
 	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: "lagged", AfterSeq: afterSeq})
 	if err != nil {
 		c.log.Info("the connection closed before it could be told it lagged", "session", sessionID)

@@ -126,7 +126,8 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		defer func() { <-s.slot }()
 		defer cancel(nil)
 		toolSet, lookup := s.turnTools(turnCtx)
-		out := agent.Run(turnCtx, agent.Turn{
+		runCtx, obs := s.observeTurn(turnCtx)
+		out := agent.Run(runCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			ToolSet: toolSet, Lookup: lookup,
@@ -134,6 +135,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
 			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u) },
+			Observer: obs,
 		})
 		storageErr := s.commitTurn(t, out)
 		s.mu.Lock()
@@ -147,6 +149,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 		} else {
 			s.trim(t)
 		}
+		turnEnded(obs, out.StopReason, out.Usage)
 		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
 			"cause", context.Cause(turnCtx))
 		res := PromptResult{
