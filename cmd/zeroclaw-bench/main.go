@@ -19,6 +19,7 @@
 //
 //	go run ./cmd/zeroclaw-bench [--zeroclaw PATH] [--quick] [--json]
 //	go run ./cmd/zeroclaw-bench soak --duration D [--zeroclaw PATH] [--json] [--report FILE]
+//	go run ./cmd/zeroclaw-bench metrics-cost --baseline PATH [--zeroclaw PATH] [--rounds N] [--json]
 package main
 
 import (
@@ -104,6 +105,8 @@ func main() {
 		switch os.Args[1] {
 		case "soak": // soak.go
 			os.Exit(soakMain(os.Args[2:]))
+		case "metrics-cost": // cost.go
+			os.Exit(costMain(os.Args[2:]))
 		case "mcp-child": // the soak's MCP server that crashes (soak_env.go)
 			os.Exit(serveMCPChild())
 		}

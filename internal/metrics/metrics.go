@@ -33,14 +33,13 @@ type Metrics struct {
 	tokensIn     prometheus.Counter
 	tokensOut    prometheus.Counter
 	toolCalls    *prometheus.CounterVec // tool, success
-	rpcRequests  *prometheus.CounterVec // method, outcome
 	turns        *prometheus.CounterVec // stop_reason
 	lagged       prometheus.Counter
 	turnDuration prometheus.Histogram
 	firstToken   prometheus.Histogram
 	toolDuration *prometheus.HistogramVec // tool
-	rpcDuration  *prometheus.HistogramVec // method
 	connections  *prometheus.GaugeVec     // transport
+	rpc          rpcCollector             // the RPC families (rpc.go)
 
 	// The label values that come from configuration or from clients (tool and
 	// model names) are bounded: past maxValues distinct ones, "other".
@@ -65,9 +64,6 @@ func New(src Sources) *Metrics {
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "zeroclaw_tool_calls_total", Help: "Tool calls run, by tool and whether they succeeded.",
 	}, []string{"tool", "success"})
-	m.rpcRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "zeroclaw_rpc_requests_total", Help: "JSON-RPC requests answered, by method and outcome.",
-	}, []string{"method", "outcome"})
 	m.turns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "zeroclaw_turns_total", Help: "Turns ended, by stop reason.",
 	}, []string{"stop_reason"})
@@ -86,15 +82,11 @@ func New(src Sources) *Metrics {
 		Name: "zeroclaw_tool_duration_seconds", Help: "Tool calls, by tool, from start to result.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10), // 1 ms .. 4 min
 	}, []string{"tool"})
-	m.rpcDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "zeroclaw_rpc_duration_seconds", Help: "JSON-RPC requests, by method, from dispatch to answer.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100 µs .. 26 s
-	}, []string{"method"})
 	m.connections = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "zeroclaw_connections", Help: "Open connections, by transport (unix, pipe, wss).",
 	}, []string{"transport"})
-	m.reg.MustRegister(m.llmRequests, m.tokensIn, m.tokensOut, m.toolCalls, m.rpcRequests, m.turns, m.lagged,
-		m.turnDuration, m.firstToken, m.toolDuration, m.rpcDuration, m.connections,
+	m.reg.MustRegister(m.llmRequests, m.tokensIn, m.tokensOut, m.toolCalls, m.turns, m.lagged,
+		m.turnDuration, m.firstToken, m.toolDuration, m.connections, &m.rpc,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&gauges{src: src})
 	m.tools.limit, m.models.limit, m.providers.limit = maxValues, maxValues, maxValues

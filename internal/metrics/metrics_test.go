@@ -87,10 +87,10 @@ func TestOutcomesNameTheErrorCodes(t *testing.T) {
 	m := New(Sources{})
 	r := m.Method("session/prompt")
 	start := time.Now()
-	r.Done(start, 0)
-	r.Done(start, -32602)
-	r.Done(start, -32603)
-	r.Done(start, -1) // not one of the daemon's
+	r.Done(0, start, 0)
+	r.Done(1, start, -32602)
+	r.Done(2, start, -32603)
+	r.Done(Shards+3, start, -1) // not one of the daemon's
 	_, text := m.Scrape()
 	for _, want := range []string{
 		`zeroclaw_rpc_requests_total{method="session/prompt",outcome="ok"} 1`,
@@ -107,7 +107,7 @@ func TestOutcomesNameTheErrorCodes(t *testing.T) {
 
 func TestANilMetricsRecordsNothing(t *testing.T) {
 	var m *Metrics
-	m.Method("status").Done(time.Now(), 0)
+	m.Method("status").Done(0, time.Now(), 0)
 	m.Connected("unix")()
 	m.Lagged()
 	m.TurnEnded("end_turn", time.Second)

@@ -5,8 +5,10 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"runtime"
+	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -33,6 +35,16 @@ func (s *Server) metricsScrape(ctx context.Context, c *connState, params jsontex
 	}
 	ct, text := s.cfg.Metrics.Scrape()
 	return scrapeResult{ContentType: ct, Text: text}, nil
+}
+
+// clock is when a call of row starts, read for every call but those of inline
+// methods, one in metrics.SampleEvery of which is timed; the zero time for a call
+// that is counted only.
+func (c *connState) clock(row *methodRow) time.Time {
+	if row.inline && c.inlineCalls.Add(1)%metrics.SampleEvery != 0 {
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 // wireCode is the JSON-RPC error code err is answered with (0: none).

@@ -105,6 +105,7 @@ type Server struct {
 	statusParts statusCache // the constant bytes of status answers (status_json.go)
 	// unknownMethod counts the calls of methods the table lacks, under one label.
 	unknownMethod *metrics.Method
+	shards        atomic.Uint32 // the last shard handed to a connection
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
@@ -210,7 +211,7 @@ func (s *Server) ServeStream(rwc io.ReadWriteCloser, peer Peer) {
 // one -32004 error and is closed.
 func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	log := s.log.With("peer", peer.Label)
-	c := &connState{srv: s, peer: peer, log: log}
+	c := &connState{srv: s, peer: peer, log: log, shard: s.shards.Add(1)}
 	c.conn = jsonrpc.NewConn(f, c, jsonrpc.Options{
 		// Until the handshake succeeds, frames are served in order, so a client may
 		// pipeline initialize and its first calls.
@@ -362,7 +363,9 @@ type connState struct {
 	trackMu  sync.Mutex
 	tracking func()
 
-	disconnected func() // counts the connection closed in the metrics (admit)
+	disconnected func()        // counts the connection closed in the metrics (admit)
+	shard        uint32        // where its calls are counted (metrics.Method.Done)
+	inlineCalls  atomic.Uint32 // inline calls so far, one in metrics.SampleEvery timed
 }
 
 // handshake is what a successful initialize fixed for the connection.
@@ -387,22 +390,22 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 		}
 	}
 	if !known {
-		c.srv.unknownMethod.Done(time.Now(), jsonrpc.CodeMethodNotFound)
+		c.srv.unknownMethod.Done(c.shard, time.Now(), jsonrpc.CodeMethodNotFound)
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method,
 			map[string]any{"method": req.Method})
 	}
-	start := time.Now()
+	start := c.clock(row)
 	if req.Method != "initialize" {
 		// The grant of SPEC §11, against the caller's current authority (grants.go).
 		var err error
 		if ctx, err = c.authorize(ctx, row); err != nil {
-			row.metrics.Done(start, wireCode(err))
+			row.metrics.Done(c.shard, start, wireCode(err))
 			return nil, err
 		}
 	}
 	result, err := row.handler(ctx, c, req.Params)
 	err = toWire(err)
-	row.metrics.Done(start, wireCode(err))
+	row.metrics.Done(c.shard, start, wireCode(err))
 	return result, err
 }
 
