@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -121,7 +123,11 @@ func soakMain(args []string) int {
 			o.SampleEvery = time.Second
 		}
 	}
-	r, err := runSoak(o, os.Stderr)
+	// A signal ends the work early, and the run cleans up (the tmpfs, the daemon)
+	// and reports what it saw.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := runSoak(ctx, o, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zeroclaw-bench soak:", err)
 		return 1
@@ -143,7 +149,7 @@ func soakMain(args []string) int {
 	return 0
 }
 
-func runSoak(o soakOptions, log io.Writer) (*soakReport, error) {
+func runSoak(parent context.Context, o soakOptions, log io.Writer) (*soakReport, error) {
 	r := &soakReport{Options: o}
 	if o.Zeroclaw == "" {
 		dir, err := os.MkdirTemp("", "zcsoakbin")
@@ -193,7 +199,7 @@ func runSoak(o soakOptions, log io.Writer) (*soakReport, error) {
 	s.lives = 1
 	fmt.Fprintf(log, "soak: %s of mixed work, kill -9 every %s …\n", o.Duration, o.KillEvery)
 
-	ctx, cancel := context.WithTimeout(context.Background(), o.Duration)
+	ctx, cancel := context.WithTimeout(parent, o.Duration)
 	defer cancel()
 	var wg sync.WaitGroup
 	spawn := func(f func()) { wg.Go(f) }

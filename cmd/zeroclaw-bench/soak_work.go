@@ -57,20 +57,22 @@ func (l *ledger) retire(id string) {
 	l.mu.Unlock()
 }
 
-// any returns a session of the ledger at random, "" when there is none.
+// any returns a session of the ledger a prompter still uses, at random; "" when
+// there is none. Never a retired one: attaching would make it live again, and
+// the daemon keeps 64 live sessions at most.
 func (l *ledger) any() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := rand.IntN(len(l.sessions) + 1)
+	var active []string
 	for id := range l.sessions {
-		if n--; n < 0 {
-			return id
+		if !l.retired[id] {
+			active = append(active, id)
 		}
 	}
-	for id := range l.sessions {
-		return id
+	if len(active) == 0 {
+		return ""
 	}
-	return ""
+	return active[rand.IntN(len(active))]
 }
 
 // snapshot copies the ledger, for a verification: the sessions, those retired,
