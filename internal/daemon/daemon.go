@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts Options) error {
 	var live *config.Live
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
 		ReplayBytes: int64(cfg.RPC.ReplayBytes),
-		Telemetry: metrics.Telemetry(tel.metrics, tel.tracer),
+		Telemetry:   metrics.Telemetry(tel.metrics, tel.tracer),
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
 		}})

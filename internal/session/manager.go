@@ -19,8 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
