@@ -222,6 +222,7 @@ func runSoak(parent context.Context, o soakOptions, log io.Writer) (*soakReport,
 			if !lostSet[x] {
 				lostSet[x] = true
 				lost = append(lost, x)
+				fmt.Fprintln(log, "soak: LOST:", x)
 			}
 		}
 	}

@@ -26,7 +26,7 @@ type ledger struct {
 	retired  map[string]bool // sessions no prompter uses any more: deleted once verified
 	acked    int             // turns acknowledged in all
 	cfgAcked int             // rpc.upload_idle_secs last acknowledged; 0: none yet
-	cfgDoubt []int           // values sent since, whose answers never came
+	cfgDoubt []int           // values sent since: in flight, or whose answers never came
 }
 
 func (l *ledger) addSession(id string) {
@@ -275,15 +275,20 @@ func (s *soak) upload(c *soakClient) error {
 // the daemon owes the file, checked after each restart.
 func (s *soak) writeConfig(c *soakClient) error {
 	v := 300 + int(s.configs.Add(1)%50)
+	// In doubt from before it is sent: a verification running meanwhile may read it.
+	s.led.mu.Lock()
+	s.led.cfgDoubt = append(s.led.cfgDoubt, v)
+	s.led.mu.Unlock()
 	err := c.call("config/set", map[string]any{"prop": "rpc.upload_idle_secs", "value": v}, nil)
 	s.led.mu.Lock()
 	defer s.led.mu.Unlock()
+	var re *rpcError
 	switch {
 	case err == nil:
 		s.led.cfgAcked, s.led.cfgDoubt = v, nil
 		s.count("config writes acknowledged")
-	case errors.Is(err, errNoAnswer):
-		s.led.cfgDoubt = append(s.led.cfgDoubt, v)
+	case errors.As(err, &re): // refused (a full disk): file and live config unchanged
+		s.led.cfgDoubt = s.led.cfgDoubt[:len(s.led.cfgDoubt)-1]
 	}
 	return err
 }
