@@ -25,8 +25,11 @@ type ledger struct {
 	sessions map[string][]int64
 	retired  map[string]bool // sessions no prompter uses any more: deleted once verified
 	acked    int             // turns acknowledged in all
-	cfgAcked int             // rpc.upload_idle_secs last acknowledged; 0: none yet
-	cfgDoubt []int           // values sent since: in flight, or whose answers never came
+	// cfgLog is every rpc.upload_idle_secs value written, in order; cfgAcked is the
+	// index of the last acknowledged one (-1: none yet). The config may hold it or
+	// any value sent after it (in flight, or whose answer never came).
+	cfgLog   []int
+	cfgAcked int
 }
 
 func (l *ledger) addSession(id string) {
@@ -75,9 +78,8 @@ func (l *ledger) any() string {
 	return active[rand.IntN(len(active))]
 }
 
-// snapshot copies the ledger, for a verification: the sessions, those retired,
-// and the config's acknowledged and in-doubt values.
-func (l *ledger) snapshot() (map[string][]int64, map[string]bool, int, []int) {
+// snapshot copies the ledger, for a verification: the sessions and those retired.
+func (l *ledger) snapshot() (map[string][]int64, map[string]bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := make(map[string][]int64, len(l.sessions))
@@ -88,7 +90,22 @@ func (l *ledger) snapshot() (map[string][]int64, map[string]bool, int, []int) {
 	for id := range l.retired {
 		r[id] = true
 	}
-	return s, r, l.cfgAcked, append([]int(nil), l.cfgDoubt...)
+	return s, r
+}
+
+// configSince is the index of the last acknowledged config value (-1: none).
+func (l *ledger) configSince() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfgAcked
+}
+
+// configAllowed is what the config may hold if it holds what was acknowledged
+// when configSince said from: the values written from then on.
+func (l *ledger) configAllowed(from int) []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int(nil), l.cfgLog[from:]...)
 }
 
 // worker runs step every interval on a connection of its own until ctx ends,
@@ -275,20 +292,17 @@ func (s *soak) upload(c *soakClient) error {
 // the daemon owes the file, checked after each restart.
 func (s *soak) writeConfig(c *soakClient) error {
 	v := 300 + int(s.configs.Add(1)%50)
-	// In doubt from before it is sent: a verification running meanwhile may read it.
+	// Logged before it is sent: a verification running meanwhile may read it.
 	s.led.mu.Lock()
-	s.led.cfgDoubt = append(s.led.cfgDoubt, v)
+	s.led.cfgLog = append(s.led.cfgLog, v)
+	at := len(s.led.cfgLog) - 1
 	s.led.mu.Unlock()
 	err := c.call("config/set", map[string]any{"prop": "rpc.upload_idle_secs", "value": v}, nil)
-	s.led.mu.Lock()
-	defer s.led.mu.Unlock()
-	var re *rpcError
-	switch {
-	case err == nil:
-		s.led.cfgAcked, s.led.cfgDoubt = v, nil
+	if err == nil {
+		s.led.mu.Lock()
+		s.led.cfgAcked = at
+		s.led.mu.Unlock()
 		s.count("config writes acknowledged")
-	case errors.As(err, &re): // refused (a full disk): file and live config unchanged
-		s.led.cfgDoubt = s.led.cfgDoubt[:len(s.led.cfgDoubt)-1]
 	}
 	return err
 }
