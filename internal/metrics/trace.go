@@ -115,6 +115,8 @@ func (q *spanQueue) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 }
 
+// ForceFlush does nothing: the daemon never forces a flush (Shutdown sends what
+// is queued), and a forced one would make its caller wait on the collector.
 func (q *spanQueue) ForceFlush(context.Context) error { return nil }
 
 func (q *spanQueue) Shutdown(ctx context.Context) error {

@@ -87,7 +87,7 @@ type Config struct {
 	MCP MCPStatus
 
 	// Metrics counts calls, connections and lag, and serves metrics/scrape
-	// (metrics.go); nil: nothing is counted and metrics/scrape answers empty.
+	// (metrics.go); nil: nothing is counted and metrics/scrape answers -32603.
 	Metrics *metrics.Metrics
 }
 
