@@ -10,11 +10,11 @@
 // ElicitationHandler, and uploads files in chunks with a progress callback. A
 // JSON-RPC error answer comes back as *Error, carrying the code and data.
 //
-// A client can serve tools of its own to a session (client tools, SPEC §21):
-// declare them in NewSessionParams.ClientTools (or SetSessionTools before Attach)
-// and run them with a ToolHandler (SetToolHandler); the handler's context ends when
-// the daemon withdraws the call. MCPStatus and ListTools show the daemon's MCP
-// servers and a session's or agent's tools.
+// A client can serve tools of its own to a session (client tools, docs/protocol.md,
+// "tool/call"): declare them in NewSessionParams.ClientTools (or SetSessionTools
+// before Attach) and run them with a ToolHandler (SetToolHandler); the handler's
+// context ends when the daemon withdraws the call. MCPStatus and ListTools show the
+// daemon's MCP servers and a session's or agent's tools.
 //
 // Every Prompt carries an operationId of its own. With WithReconnect a Client
 // outlives its connection: it dials again, re-attaches the sessions it follows after

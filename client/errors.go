@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // Error codes the daemon answers with (docs/protocol.md, "Error codes").
@@ -16,13 +17,13 @@ const (
 	CodeMethodNotFound  = jsonrpc.CodeMethodNotFound
 	CodeInvalidParams   = jsonrpc.CodeInvalidParams
 	CodeInternalError   = jsonrpc.CodeInternalError
-	CodeSessionNotFound = jsonrpc.CodeSessionNotFound
-	CodeSessionLimit    = jsonrpc.CodeSessionLimit
-	CodeSessionBusy     = jsonrpc.CodeSessionBusy
-	CodeConnectionLimit = jsonrpc.CodeConnectionLimit
-	CodeUnauthenticated = jsonrpc.CodeUnauthenticated
-	CodeVersionMismatch = jsonrpc.CodeVersionMismatch
-	CodeForbidden       = jsonrpc.CodeForbidden
+	CodeSessionNotFound = protocol.CodeSessionNotFound
+	CodeSessionLimit    = protocol.CodeSessionLimit
+	CodeSessionBusy     = protocol.CodeSessionBusy
+	CodeConnectionLimit = protocol.CodeConnectionLimit
+	CodeUnauthenticated = protocol.CodeUnauthenticated
+	CodeVersionMismatch = protocol.CodeVersionMismatch
+	CodeForbidden       = protocol.CodeForbidden
 )
 
 // Error is a JSON-RPC error answer from the daemon. Get it with errors.As.

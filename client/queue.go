@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Bounds of the update queue, the same as the daemon's per-connection queue (SPEC
-// §15): whichever fills first.
+// Bounds of the update queue, the same as the daemon's per-connection queue
+// (docs/protocol.md, "Delivery"): whichever fills first.
 const (
 	DefaultQueueFrames = 2048
 	DefaultQueueBytes  = 4 << 20
@@ -17,7 +19,7 @@ const (
 // UpdateLagged is the Type of the Update a callback receives when the client had to
 // discard updates of a session (see LaggedError). The daemon sends the same type,
 // with the same meaning, when its own queue for this connection overflowed.
-const UpdateLagged = "lagged"
+const UpdateLagged = protocol.Lagged
 
 // updateQueue keeps session/update notifications in arrival order between the
 // connection's reader (which must never wait for a callback, or the answers the

@@ -43,17 +43,17 @@ type ConnectionEvent struct {
 	Err      error // GaveUp: the last dial error
 }
 
-// WithReconnect makes the client survive a lost connection (SPEC §18): it dials the
-// endpoint again (starting an ephemeral daemon again, at most once per loss, when
-// Dial had started the one that went away), repeats Initialize, re-attaches every
-// session it follows (NewSession, Attach, Prompt) with afterSeq = LastSeq, and only
-// then lets calls through again. A Prompt in flight is sent again with the same
-// operationId, so the daemon answers the turn it already runs (or ran, or
-// recovered) instead of starting a second one, and every update of the turn reaches
-// the callback exactly once. A Cancel asked for while disconnected is sent once
-// connected again, and again at the first live update of the session if no turn was
-// running yet. Other calls wait while the client reconnects; one whose connection
-// drops before its answer fails with ErrClosed.
+// WithReconnect makes the client survive a lost connection (docs/protocol.md,
+// "Reconnecting safely"): it dials the endpoint again (starting an ephemeral daemon
+// again, at most once per loss, when Dial had started the one that went away),
+// repeats Initialize, re-attaches every session it follows (NewSession, Attach,
+// Prompt) with afterSeq = LastSeq, and only then lets calls through again. A Prompt
+// in flight is sent again with the same operationId, so the daemon answers the turn
+// it already runs (or ran, or recovered) instead of starting a second one, and every
+// update of the turn reaches the callback exactly once. A Cancel asked for while
+// disconnected is sent once connected again, and again at the first live update of
+// the session if no turn was running yet. Other calls wait while the client
+// reconnects; one whose connection drops before its answer fails with ErrClosed.
 func WithReconnect(r Reconnect) Option { return func(o *options) { o.reconnect = &r } }
 
 // resumeState is what a reconnect needs to put the client back where it was.

@@ -9,8 +9,9 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// ClientTool is a tool this client serves for a session (SPEC §21): declare it in
-// NewSessionParams.ClientTools, and answer its calls with SetToolHandler.
+// ClientTool is a tool this client serves for a session (docs/protocol.md,
+// "tool/call"): declare it in NewSessionParams.ClientTools, and answer its calls with
+// SetToolHandler.
 type ClientTool struct {
 	Name        string         `json:"name"` // ^[a-zA-Z0-9_-]{1,64}$, no other tool's
 	Description string         `json:"description"`

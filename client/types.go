@@ -3,23 +3,26 @@ package client
 import (
 	"context"
 	"encoding/json/jsontext"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Update types of session/update (docs/protocol.md, "session/update").
+// Update types of session/update (docs/protocol.md, "session/update"): package
+// protocol's names.
 const (
-	AgentMessageChunk = "agent_message_chunk"
-	AgentThoughtChunk = "agent_thought_chunk"
-	ToolCall          = "tool_call"
-	ToolResult        = "tool_result"
-	ApprovalRequest   = "approval_request"
-	HistoryTrimmed    = "history_trimmed"
-	RequestResolved   = "request_resolved"
-	UserMessage       = "user_message"      // the prompt that opened a turn (Text)
-	Plan              = "plan"              // update_plan's plan, whole (Entries)
-	SessionInfoUpdate = "session_info"      // Mode, Model, Title changed (no TurnID)
-	HistoryCompacted  = "history_compacted" // Before, After (no TurnID)
-	UsageUpdate       = "usage"             // after every model call of a turn
-	ToolProgress      = "tool_progress"     // ToolCallID, Progress, Total, Message
+	AgentMessageChunk = protocol.AgentMessageChunk
+	AgentThoughtChunk = protocol.AgentThoughtChunk
+	ToolCall          = protocol.ToolCall
+	ToolResult        = protocol.ToolResult
+	ApprovalRequest   = protocol.ApprovalRequest
+	HistoryTrimmed    = protocol.HistoryTrimmed
+	RequestResolved   = protocol.RequestResolved
+	UserMessage       = protocol.UserMessage      // the prompt that opened a turn (Text)
+	Plan              = protocol.Plan             // update_plan's plan, whole (Entries)
+	SessionInfoUpdate = protocol.SessionInfo      // Mode, Model, Title changed (no TurnID)
+	HistoryCompacted  = protocol.HistoryCompacted // Before, After (no TurnID)
+	UsageUpdate       = protocol.Usage            // after every model call of a turn
+	ToolProgress      = protocol.ToolProgress     // ToolCallID, Progress, Total, Message
 )
 
 // Update is one session/update notification. Which fields are set depends on Type.
@@ -140,24 +143,10 @@ type InitializeResult struct {
 }
 
 // SessionInfo is a live session as status lists it.
-type SessionInfo struct {
-	SessionID  string `json:"sessionId"`
-	AgentAlias string `json:"agentAlias"`
-	State      string `json:"state"` // idle, running
-}
+type SessionInfo = protocol.LiveSession
 
 // Status is the result of status.
-type Status struct {
-	ServerVersion   string        `json:"serverVersion"`
-	ProtocolVersion int           `json:"protocolVersion"`
-	PID             int           `json:"pid"`
-	UptimeMs        int64         `json:"uptimeMs"`
-	DataDir         string        `json:"dataDir"`
-	Endpoint        string        `json:"endpoint"`
-	Connections     int           `json:"connections"`
-	ActiveSessions  int           `json:"activeSessions"`
-	Sessions        []SessionInfo `json:"sessions"`
-}
+type Status = protocol.Status
 
 // NewSessionParams are the params of session/new. AgentAlias is required.
 type NewSessionParams struct {

@@ -18,8 +18,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// fakeUploads serves file/upload/* as SPEC §10 says, and never answers the first
-// try of the chunk at dropAt: the client must send it again.
+// fakeUploads serves file/upload/* as docs/protocol.md, "Files", says, and never
+// answers the first try of the chunk at dropAt: the client must send it again.
 type fakeUploads struct {
 	mu       sync.Mutex
 	data     bytes.Buffer

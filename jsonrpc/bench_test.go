@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 const (
@@ -125,7 +126,7 @@ func BenchmarkAppendResult(b *testing.B) {
 }
 
 func BenchmarkAppendError(b *testing.B) {
-	e := jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "connection limit reached",
+	e := jsonrpc.NewError(protocol.CodeConnectionLimit, "connection limit reached",
 		map[string]any{"reason": "connection_limit", "limit": 512})
 	id := jsonrpc.StringID("req-17")
 	dst := make([]byte, 0, 512)

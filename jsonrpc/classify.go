@@ -21,8 +21,8 @@ type Envelope struct {
 var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }}
 
 // Classify applies the envelope rules of the seed ("Bidirectional requests") and
-// SPEC §3 to one frame. The returned messages alias frame; the caller must not
-// reuse frame while they are in use.
+// docs/protocol.md, "Transport and framing", to one frame. The returned messages
+// alias frame; the caller must not reuse frame while they are in use.
 //
 // The rules, in the order they apply:
 //   - Invalid JSON, invalid UTF-8, duplicate member names (RFC 7493), or more than one

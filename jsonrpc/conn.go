@@ -17,7 +17,7 @@ import (
 // MaxInFlight is the default bound on requests served at once on one connection.
 const MaxInFlight = 64
 
-// Defaults of the outbound notification queue (SPEC §15).
+// Defaults of the outbound notification queue (docs/protocol.md, "Delivery").
 const (
 	OutboundFrames = 2048
 	OutboundBytes  = 4 << 20
@@ -75,7 +75,8 @@ type Options struct {
 	// Priority, when it reports true for a request that is not inline, serves it on
 	// a goroutine of its own without waiting for one of the MaxInFlight slots: a
 	// client whose slots are all held by long calls can still reach the daemon with
-	// these (SPEC §15). Priority requests have as many slots again of their own.
+	// these (docs/protocol.md, "Delivery"). Priority requests have as many slots
+	// again of their own.
 	Priority func(*Request) bool
 	// Recycle, when it reports true for a request, says that its handler keeps
 	// nothing of the request (its Params, its ID) once it has returned, and its
@@ -275,9 +276,10 @@ func (c *Conn) servedInPlace(line []byte) bool {
 }
 
 // dispatch serves req: inline, or on a goroutine of its own once it has a slot. The
-// wait for a slot is the backpressure of SPEC §2; priority requests wait only for
-// each other. It reports false when the connection closed while waiting. taken is
-// req's frame when the reader took it from the framer (a large one), else nil.
+// wait for a slot is the backpressure (docs/protocol.md, "Limits"); priority requests
+// wait only for each other. It reports false when the connection closed while
+// waiting. taken is req's frame when the reader took it from the framer (a large
+// one), else nil.
 func (c *Conn) dispatch(req *Request, taken []byte) bool {
 	if c.ordered != nil && c.ordered(req) {
 		done := make(chan []byte)

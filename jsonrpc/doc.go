@@ -29,7 +29,7 @@
 // one write, and a lone request its answer at once. A write that stalls for the
 // framer's write timeout (30 s) closes the connection.
 //
-// # Delivery (SPEC §15)
+// # Delivery (docs/protocol.md, "Delivery")
 //
 // Notify never waits for the peer. The notifications queued and not yet written are
 // bounded by Options.OutboundFrames (2,048) and Options.OutboundBytes (4 MiB),

@@ -7,20 +7,14 @@ import (
 	"strconv"
 )
 
-// Error codes of SPEC §12.
+// JSON-RPC 2.0's own error codes. The daemon's (-32000 to -32012) are package
+// protocol's.
 const (
-	CodeParseError      = -32700
-	CodeInvalidRequest  = -32600
-	CodeMethodNotFound  = -32601
-	CodeInvalidParams   = -32602
-	CodeInternalError   = -32603
-	CodeSessionNotFound = -32000
-	CodeSessionLimit    = -32001
-	CodeSessionBusy     = -32002
-	CodeConnectionLimit = -32004
-	CodeUnauthenticated = -32010
-	CodeVersionMismatch = -32011
-	CodeForbidden       = -32012
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
 )
 
 // Error is a JSON-RPC error object. Handlers return it to answer with a specific code;

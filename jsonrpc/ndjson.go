@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Limits of SPEC §2.
+// Limits (docs/protocol.md, "Limits").
 const (
 	MaxFrameBytes      = 8 << 20 // one line, its newline counted
 	FrameTimeout       = 30 * time.Second
@@ -67,10 +67,11 @@ type deadliner interface {
 
 type closeWriter interface{ CloseWrite() error }
 
-// NDJSON frames newline-delimited JSON over a stream (SPEC §2): one message per
-// line, empty and whitespace-only lines ignored, a final unterminated line processed
-// at EOF. It never buffers more than MaxLine bytes for one line. When the stream can
-// take deadlines (a net.Conn), a started line must complete within LineTimeout and a
+// NDJSON frames newline-delimited JSON over a stream (docs/protocol.md,
+// "Transport and framing"): one message per line, empty and whitespace-only lines
+// ignored, a final unterminated line processed at EOF. It never buffers more than
+// MaxLine bytes for one line. When the stream can take deadlines (a net.Conn), a
+// started line must complete within LineTimeout and a
 // write may stall at most WriteTimeout.
 type NDJSON struct {
 	rw io.ReadWriteCloser
@@ -93,7 +94,7 @@ type NDJSON struct {
 	large int
 }
 
-// NewNDJSON returns an NDJSON framer with the limits of SPEC §2.
+// NewNDJSON returns an NDJSON framer with the limits (docs/protocol.md, "Limits").
 func NewNDJSON(rw io.ReadWriteCloser) *NDJSON {
 	f := &NDJSON{rw: rw, MaxLine: MaxFrameBytes, LineTimeout: FrameTimeout, WriteTimeout: WriteStallTimeout}
 	f.dl, _ = rw.(deadliner)

@@ -400,8 +400,9 @@ func (c *Conn) Notify(method string, params any) error {
 
 // NotifyUnbounded queues a notification as a response is queued: never refused for
 // a full queue, nor counted against its bounds. It is for the one notice that tells
-// the peer a notification did not fit (SPEC §15: lagged), which must leave right
-// behind the last notification the peer was sent, before any later response.
+// the peer a notification did not fit (docs/protocol.md, "Delivery": lagged), which
+// must leave right behind the last notification the peer was sent, before any later
+// response.
 func (c *Conn) NotifyUnbounded(method string, params any) error {
 	return c.notify(method, params, frameResponse)
 }

@@ -15,13 +15,13 @@ const PacedWindow = 32 << 10
 var errNoPacedRoom = errors.New("jsonrpc: the paced window is full")
 
 // NotifyPaced queues a notification that the sender paces to the peer's reading
-// (SPEC §24: session updates read from the replay log at the client's pace). It
-// never waits: it reports false, queuing nothing, while PacedWindow bytes of paced
-// notifications are queued or being written (a lone one larger than the window is
-// taken when none waits); the sender then waits for a Pull (Want). Paced notifications
-// are not counted against the bounds of Notify, and leave in the order they and
-// every other frame were queued. It fails with ErrClosed once the connection
-// closed.
+// (docs/protocol.md, "A daemon that runs for months": session updates read from the
+// replay log at the client's pace). It never waits: it reports false, queuing
+// nothing, while PacedWindow bytes of paced notifications are queued or being written
+// (a lone one larger than the window is taken when none waits); the sender then waits
+// for a Pull (Want). Paced notifications are not counted against the bounds of
+// Notify, and leave in the order they and every other frame were queued. It fails
+// with ErrClosed once the connection closed.
 func (c *Conn) NotifyPaced(method string, params jsontext.Value) (bool, error) {
 	err := c.notifyEncoded(method, params, framePaced)
 	if errors.Is(err, errNoPacedRoom) {
@@ -70,9 +70,10 @@ func (c *Conn) NotifyPacedBatch(method string, params []jsontext.Value) (int, er
 // as many of them, in order, as the window takes, and returns how many. The
 // frames are borrowed, not copied: they are written from the caller's memory,
 // which must not change until the connection has released them (PacedBytes): the
-// session's tail, which so costs no copy per connection (SPEC §24). Frames laid
-// out one after the other in one array leave in one write. It fails with
-// ErrNotNDJSON over any other framer (FramesNDJSON).
+// session's tail, which so costs no copy per connection (docs/protocol.md,
+// "A daemon that runs for months"). Frames laid out one after the other in one array
+// leave in one write. It fails with ErrNotNDJSON over any other framer
+// (FramesNDJSON).
 func (c *Conn) NotifyPacedFrames(frames [][]byte) (int, error) {
 	if !c.FramesNDJSON() {
 		return 0, ErrNotNDJSON

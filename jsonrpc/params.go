@@ -16,10 +16,10 @@ import (
 // -32602 when they do not fit. Absent params count as {}; array params are refused.
 //
 // Member names match the struct's json names exactly, plus one alternative spelling
-// each (SPEC §4): snake_case for a camelCase name and camelCase for a snake_case one,
-// so that clients written for either convention work unchanged. Giving both
-// spellings of one param with different values is an error; unknown members are
-// ignored.
+// each (docs/protocol.md, "Methods"): snake_case for a camelCase name and camelCase
+// for a snake_case one, so that clients written for either convention work unchanged.
+// Giving both spellings of one param with different values is an error; unknown
+// members are ignored.
 func DecodeParams(params jsontext.Value, v any) error {
 	if len(params) == 0 {
 		params = jsontext.Value("{}")

@@ -21,9 +21,10 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// The long-running scenarios of SPEC §24, each on a fresh daemon with the default
-// settings: history (a turn's cost as the session grows, and the storage left
-// after) and watchers (many clients on one session during one long turn).
+// The long-running scenarios (docs/protocol.md, "A daemon that runs for months"),
+// each on a fresh daemon with the default settings: history (a turn's cost as the
+// session grows, and the storage left after) and watchers (many clients on one
+// session during one long turn).
 
 // historyReport is one session's turns one after the other.
 type historyReport struct {
@@ -42,11 +43,13 @@ type historyReport struct {
 	WALBytes    int64   `json:"wal_bytes"`  // sessions.db-wal after the turns
 	DBBytes     int64   `json:"db_bytes"`   // sessions.db after the turns
 	DataBytes   int64   `json:"data_bytes"` // the data dir after the turns
-	// WALAfterPauseBytes is the WAL once writes paused for 2 s (SPEC §24: truncated).
+	// WALAfterPauseBytes is the WAL once writes paused for 2 s (docs/protocol.md,
+	// "A daemon that runs for months": truncated).
 	WALAfterPauseBytes int64 `json:"wal_after_pause_bytes"`
 	// RowsBytes is what the session's transcript and replay rows hold (the text
 	// and the payloads), read once the daemon stopped; StoppedDataBytes the data
-	// dir then; DataRatio their ratio (SPEC §24: at most 3).
+	// dir then; DataRatio their ratio (docs/protocol.md,
+	// "A daemon that runs for months": at most 3).
 	RowsBytes        int64   `json:"rows_bytes"`
 	StoppedDataBytes int64   `json:"stopped_data_bytes"`
 	DataRatio        float64 `json:"data_ratio"`

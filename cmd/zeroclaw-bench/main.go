@@ -55,7 +55,11 @@ type options struct {
 	Turns        int `json:"turns"`         // echo turns whose session/update stream is counted
 	StreamWarmup int `json:"stream_warmup"` // rounds of a daemon and an echo turn before those counted
 	PromptLines  int `json:"prompt_lines"`  // lines of each turn's prompt
-	Uploads      int `json:"uploads"`       // rounds of 10 MiB uploads
+	// BigPromptLines lines of BigWords words make the big turns of the second
+	// stream comparison (0: none).
+	BigPromptLines int `json:"big_prompt_lines"`
+	BigWords       int `json:"big_words"`
+	Uploads        int `json:"uploads"` // rounds of 10 MiB uploads
 	// OutboundFrames is rpc.outbound_frames of the session daemon (with 64 MiB of
 	// rpc.outbound_bytes); 0, the default, leaves the daemon's defaults.
 	OutboundFrames int `json:"outbound_frames"`
@@ -85,6 +89,7 @@ func defaultOptions() options {
 		Conns: 8, Depth: 64, Duration: 5 * time.Second,
 		IdleConns: 2000, Starts: 5, Settle: 200 * time.Millisecond,
 		IdleSessions: 60, SessionNews: 2000, Turns: 30, StreamWarmup: 10, PromptLines: 2000, Uploads: 8,
+		BigPromptLines: 2000, BigWords: 8,
 		HistoryTurns: 5000, Watchers: []int{1, 10, 100}, WatchPromptLines: 2000, WatchRepeats: 5,
 	}
 }
@@ -93,6 +98,7 @@ func defaultOptions() options {
 func (o options) quick() options {
 	o.Calls, o.Warmup, o.Duration, o.IdleConns = 2000, 200, time.Second, 200
 	o.SessionNews, o.Turns, o.StreamWarmup, o.Uploads = 200, 3, 1, 2
+	o.BigPromptLines = 500
 	o.HistoryTurns, o.Watchers, o.WatchPromptLines, o.WatchRepeats = 150, []int{1, 10}, 500, 1
 	return o
 }
@@ -125,6 +131,8 @@ func main() {
 	flag.IntVar(&o.Turns, "turns", o.Turns, "echo turns whose session/update stream is counted")
 	flag.IntVar(&o.StreamWarmup, "stream-warmup", o.StreamWarmup, "rounds of one daemon and one echo turn run before those counted")
 	flag.IntVar(&o.PromptLines, "prompt-lines", o.PromptLines, "lines of each streamed turn's prompt")
+	flag.IntVar(&o.BigPromptLines, "big-prompt-lines", o.BigPromptLines, "lines of each big streamed turn's prompt (0: no big turns)")
+	flag.IntVar(&o.BigWords, "big-words", o.BigWords, "words per line of the big turns' prompts (an update a word)")
 	flag.IntVar(&o.Uploads, "uploads", o.Uploads, "rounds of 10 MiB uploads per server")
 	flag.IntVar(&o.OutboundFrames, "outbound-frames", o.OutboundFrames, "rpc.outbound_frames of the session daemon, with 64 MiB of rpc.outbound_bytes (0: the daemon's defaults)")
 	flag.IntVar(&o.HistoryTurns, "history-turns", o.HistoryTurns, "turns of the history scenario's session")
@@ -251,6 +259,10 @@ func (o options) validate() error {
 		return errors.New("--stream-warmup must be between 0 and 1000")
 	case o.PromptLines < 1 || o.PromptLines > 100_000:
 		return errors.New("--prompt-lines must be between 1 and 100000")
+	case o.BigPromptLines < 0 || o.BigPromptLines > 100_000:
+		return errors.New("--big-prompt-lines must be between 0 (no big turns) and 100000")
+	case o.BigPromptLines > 0 && (o.BigWords < 2 || o.BigWords > 100):
+		return errors.New("--big-words must be between 2 and 100")
 	case o.Uploads < 1 || o.Uploads > 100:
 		return errors.New("--uploads must be between 1 and 100")
 	case o.OutboundFrames < 0 || o.OutboundFrames > 1<<20:

@@ -130,15 +130,19 @@ func TestQuickRunProducesSaneFigures(t *testing.T) {
 	if h := r.History; h.RowsBytes <= 0 || h.StoppedDataBytes <= 0 || h.DataRatio <= 0 {
 		t.Errorf("history storage %+v", h)
 	}
-	if len(r.Targets) != 17 {
-		t.Errorf("%d targets judged, want 17", len(r.Targets))
+	if big := r.StreamBig; big.Turns != o.Turns || big.Words != o.BigWords || len(big.Updates) != o.Turns ||
+		big.Updates[0] < o.BigPromptLines*o.BigWords || big.Ratio <= 0 || big.EchoMedianPerSecond <= 0 {
+		t.Errorf("the big turns' stream %+v", big)
+	}
+	if len(r.Targets) != 18 {
+		t.Errorf("%d targets judged, want 18", len(r.Targets))
 	}
 
 	var table strings.Builder
 	r.print(&table)
 	for _, want := range []string{"p50 (µs)", "requests/s", "per idle initialized connection", "exec to accepting",
 		"exited 0 after SIGTERM", "session/update to one client", "session/new p50", "memory per idle session",
-		"10 MiB upload", "replaying the same bytes", "first update", "history:", "watchers:"} {
+		"10 MiB upload", "replaying the same bytes", "first update", "history:", "watchers:", "stream of big turns"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}

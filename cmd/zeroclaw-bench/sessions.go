@@ -72,15 +72,21 @@ func stringMember(obj []byte, key string) (string, bool) {
 }
 
 // echoPrompt is the prompt of a streamed turn: lines "line N word word", N from 1.
-func echoPrompt(lines int) string {
-	b := make([]byte, 0, lines*24)
+func echoPrompt(lines int) string { return echoPromptWords(lines, 4) }
+
+// echoPromptWords is a prompt of lines "line N word …" of words words each (at
+// least 2), N from 1: the echo provider streams an update a word.
+func echoPromptWords(lines, words int) string {
+	b := make([]byte, 0, lines*(10+5*words))
 	for i := range lines {
 		if i > 0 {
 			b = append(b, '\n')
 		}
 		b = append(b, "line "...)
 		b = strconv.AppendInt(b, int64(i+1), 10)
-		b = append(b, " word word"...)
+		for range words - 2 {
+			b = append(b, " word"...)
+		}
 	}
 	return string(b)
 }
@@ -148,6 +154,11 @@ type promptAnswer struct {
 // checkAnswer checks that line answers request id with an ended turn, and that every
 // word of the reply came as an update (the echo provider streams one per word).
 func checkAnswer(line []byte, id int64, updates, promptLines int) error {
+	return checkAnswerWords(line, id, updates, 4*promptLines)
+}
+
+// checkAnswerWords is checkAnswer of a prompt of at least words words.
+func checkAnswerWords(line []byte, id int64, updates, words int) error {
 	res, err := resultOf(line, id)
 	if err != nil {
 		return err
@@ -159,8 +170,8 @@ func checkAnswer(line []byte, id int64, updates, promptLines int) error {
 	switch {
 	case a.StopReason != "end_turn":
 		return fmt.Errorf("turn ended with %q: %.200s", a.StopReason, a.Text)
-	case a.Usage.OutputTokens < 4*promptLines:
-		return fmt.Errorf("reply of %d words to %d lines of 4 words", a.Usage.OutputTokens, promptLines)
+	case a.Usage.OutputTokens < words:
+		return fmt.Errorf("reply of %d words to a prompt of %d", a.Usage.OutputTokens, words)
 	case updates < a.Usage.OutputTokens:
 		return fmt.Errorf("%d updates for a reply of %d words", updates, a.Usage.OutputTokens)
 	}
@@ -169,9 +180,10 @@ func checkAnswer(line []byte, id int64, updates, promptLines int) error {
 
 // streamer is one side of the stream comparison: a connection with a session.
 type streamer struct {
-	c   *client
-	pid int // of the server process; 0 when unknown
-	id  string
+	c     *client
+	pid   int // of the server process; 0 when unknown
+	id    string
+	words int // per line of its prompts; 0 means 4
 }
 
 // turn runs one turn and checks its answer.
@@ -181,7 +193,11 @@ func (s *streamer) turn(prompt string, promptLines int, record *[]byte) (streamT
 	if err != nil {
 		return t, err
 	}
-	return t, checkAnswer(t.Answer, s.c.id, t.Updates, promptLines)
+	words := s.words
+	if words == 0 {
+		words = 4
+	}
+	return t, checkAnswerWords(t.Answer, s.c.id, t.Updates, words*promptLines)
 }
 
 // measureStream runs o.Turns rounds of one daemon turn and one echo turn, each with
@@ -194,8 +210,15 @@ func (s *streamer) turn(prompt string, promptLines int, record *[]byte) (streamT
 // how fast each warmed up, and swung with it (0.43–0.63 in three runs of one
 // binary minutes apart, 0.24 over 80 rounds).
 func measureStream(d, e *streamer, o options, s *streamReport) error {
-	s.PromptLines, s.Turns, s.Warmup = o.PromptLines, o.Turns, o.StreamWarmup
-	prompt := echoPrompt(o.PromptLines)
+	return measureStreamOf(d, e, echoPrompt(o.PromptLines), o.PromptLines, o.Turns, o.StreamWarmup, s)
+}
+
+// measureStreamOf is measureStream of turns rounds of prompt, of promptLines lines,
+// after warmup rounds.
+func measureStreamOf(d, e *streamer, prompt string, promptLines, turns, warmup int, s *streamReport) error {
+	s.PromptLines, s.Turns, s.Warmup = promptLines, turns, warmup
+	s.Words = d.words
+	o := struct{ PromptLines, Turns, StreamWarmup int }{promptLines, turns, warmup}
 	for i := range o.StreamWarmup {
 		if _, err := d.turn(prompt, o.PromptLines, nil); err != nil {
 			return fmt.Errorf("daemon warm-up turn %d: %w", i+1, err)
@@ -346,8 +369,9 @@ func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
 	fmt.Fprintln(log, "starting a fresh daemon for the session measurements …")
 	var extra []string
 	if o.OutboundFrames > 0 {
-		// Only when asked: since SPEC §24 the stream is measured with the daemon's
-		// defaults (a client reading at its pace is never lagged).
+		// Only when asked: since the daemon delivers at each reader's pace
+		// (docs/protocol.md, "A daemon that runs for months") the stream is measured
+		// with the daemon's defaults (a client reading at its pace is never lagged).
 		extra = append(extra, fmt.Sprintf("outbound_frames = %d\noutbound_bytes = %d\n", o.OutboundFrames, 64<<20))
 	}
 	d, err := startDaemon(o.Zeroclaw, maxConns, extra...)
@@ -403,6 +427,13 @@ func measureSessions(o options, maxConns int, r *report, log io.Writer) error {
 	fmt.Fprintf(log, "uploads: %d rounds of a 10 MiB file per server …\n", o.Uploads)
 	if err := measureUploads(ds.c, ec, ds.id, o.Uploads, 1, &r.Upload); err != nil {
 		return fmt.Errorf("uploads: %w", err)
+	}
+	if o.BigPromptLines > 0 {
+		fmt.Fprintf(log, "session/update stream of big turns: %d turns of a %d-line prompt of %d words a line per server …\n",
+			o.Turns, o.BigPromptLines, o.BigWords)
+		if err := measureBigStream(ds, o, &r.StreamBig); err != nil {
+			return fmt.Errorf("session/update stream of big turns: %w", err)
+		}
 	}
 	echoStopped = true
 	if err := echo.stop(); err != nil {

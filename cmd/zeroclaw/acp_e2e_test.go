@@ -25,7 +25,7 @@ import (
 )
 
 // `zeroclaw acp` driven as an editor drives it: the Go ACP SDK's client side on the
-// process's stdin and stdout (SPEC §17, every row of its table).
+// process's stdin and stdout (docs/protocol.md, "ACP", every row of its table).
 
 // acpConfig has agents for the rows that need them: full autonomy, a one-step
 // limit, and a provider that fails at once.
@@ -900,7 +900,8 @@ func TestACPRawFramesBadJSONUnknownMethodsAndCancelRequest(t *testing.T) {
 
 func TestACPEditorThatFallsBehindStillGetsTheWholeTurn(t *testing.T) {
 	h, project := acpHome(t)
-	// The daemon keeps enough updates to replay the whole turn (SPEC §14).
+	// The daemon keeps enough updates to replay the whole turn (docs/protocol.md,
+	// "session/attach").
 	writeConfig(t, h, acpConfig+"\n[rpc]\nreplay_events = 100000\n")
 	r := startRaw(t, h, "--agent", "full")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
@@ -916,7 +917,8 @@ func TestACPEditorThatFallsBehindStillGetsTheWholeTurn(t *testing.T) {
 	prompt := strings.Repeat("/tool list_dir {\"path\":\".\"}\n", calls) + "many"
 	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}}`, sid, prompt))
 	// Read nothing until the bridge's queue has overflowed, which its log says at
-	// once. (The daemon sends at its reader's pace, SPEC §24: a finished transcript
+	// once. (The daemon sends at its reader's pace, docs/protocol.md,
+	// "A daemon that runs for months": a finished transcript
 	// does not mean the bridge has read the whole turn, and an editor that read then
 	// could drain the queue before it overflowed.)
 	waitLogWithin(t, r.e, regexp.MustCompile(`update queue is full`), 1, 3*time.Minute)

@@ -19,14 +19,7 @@ import (
 // its Streamable HTTP mode on 127.0.0.1) in mcpServers; the model's calls reach them
 // through the bridge, as client tools of the session, progress included.
 func TestACPServesTheEditorsMCPServers(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	_, everything := mcpTestServers(t)
 	node, _ := exec.LookPath("node")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -116,14 +109,7 @@ func TestACPServesTheEditorsMCPServers(t *testing.T) {
 // server's names, so the bridge serves the editor's under <name>-editor, and the
 // session opens with both: the model reaches the agent's server and the editor's.
 func TestACPEditorServerNamedAsTheAgentsOwnStillOpens(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	_, everything := mcpTestServers(t)
 	node, _ := exec.LookPath("node")
 	h, project := acpHome(t)
 	writeConfig(t, h, acpConfig+fmt.Sprintf("\n[mcp.servers.ev]\ncommand = %q\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 50\n", node, everything))
@@ -149,4 +135,20 @@ func TestACPEditorServerNamedAsTheAgentsOwnStillOpens(t *testing.T) {
 	if err := e.closeAndWait(); err != nil {
 		t.Errorf("exit: %v", err)
 	}
+}
+
+// mcpTestServers skips t without node and fails it when the MCP test servers of
+// test/mcp are not installed; it returns that directory and server-everything's
+// entry point.
+func mcpTestServers(t *testing.T) (dir, everything string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
+	}
+	dir, _ = filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	everything = filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
+	}
+	return dir, everything
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,7 +23,7 @@ func TestArchitectureNamesOnlyWhatExists(t *testing.T) {
 	named := map[string]bool{}
 	// `internal/x`, `internal/x/file.go`, `cmd/x`, `client`, `jsonrpc`, and the file
 	// names a sentence gives beside them (`server.go`) are checked against the tree.
-	for _, m := range regexp.MustCompile("`((?:internal|cmd)/[a-z0-9_/-]+(?:\\.go)?|client|jsonrpc)[`/ .]").FindAllStringSubmatch(string(doc), -1) {
+	for _, m := range regexp.MustCompile("`((?:internal|cmd)/[a-z0-9_/-]+(?:\\.go)?|client|jsonrpc|protocol)[`/ .]").FindAllStringSubmatch(string(doc), -1) {
 		p := m[1]
 		named[strings.TrimSuffix(p, "/")] = true
 	}
@@ -63,6 +66,17 @@ func TestTheCoreKnowsNothingOfJSONRPC(t *testing.T) {
 	forbidden := map[string][]string{
 		"internal/session": {"jsonrpc", "internal/rpc"},
 		"internal/upload":  {"jsonrpc", "internal/rpc", "internal/session"},
+		// The model vocabulary is internal/llm's: the store, the tools and the MCP
+		// servers take it from there, never from the provider adapters.
+		"internal/store": {"internal/provider", "internal/session", "internal/feed", "internal/tool"},
+		"internal/llm":   {"internal/provider", "internal/store"},
+		"internal/tool":  {"internal/provider", "internal/session"},
+		"internal/mcp":   {"internal/provider", "internal/session"},
+		// The wire types are a leaf both sides share; JSON-RPC knows none of them.
+		"protocol": {"jsonrpc", "client", "internal/session", "internal/rpc", "internal/feed"},
+		"jsonrpc":  {"protocol", "internal/session", "internal/rpc"},
+		// The update stream knows nothing of sessions, turns or the wire.
+		"internal/feed": {"internal/session", "internal/agent", "internal/provider", "jsonrpc", "internal/rpc"},
 	}
 	for pkg, banned := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
@@ -108,5 +122,43 @@ func TestTheDaemonBinaryLinksNoTerminalUI(t *testing.T) {
 	}
 	if found := linked("../zeroclaw-tui"); len(found) < 5 {
 		t.Errorf("zeroclaw-tui links only %v of the terminal UI's packages", found)
+	}
+}
+
+// TestNoProductionCodeImportsATestDouble: the test doubles (scripted model
+// servers, the full filesystem) live under internal/testing, and only tests
+// import them; nothing outside that tree but a test imports package testing.
+func TestNoProductionCodeImportsATestDouble(t *testing.T) {
+	const doubles = "github.com/zeroclaw-labs/zeroclaw-go/internal/testing/"
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, "../../"))
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasPrefix(rel, "internal/testing/") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, doubles) || p == "testing" {
+				t.Errorf("%s imports %s: test doubles and package testing are for tests only", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d production files", checked)
 	}
 }

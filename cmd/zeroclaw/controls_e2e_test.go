@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
 // TestSessionControlsSurviveKill9: what session/set chose, the usage totals and a

@@ -41,8 +41,9 @@ func readUpdate(t *testing.T, c *rpcConn) updateLine {
 // session; one stops reading. The other's turn runs to its end and it receives every
 // update, never lagged; the stalled one, once it reads again (well within 30 s, and
 // the replay log keeps the turn), receives every update too, in order, and is never
-// lagged either: it is read from the replay log at its pace (SPEC §24, which
-// replaced §15's queue for session/update: it used to be lagged here).
+// lagged either: it is read from the replay log at its pace (docs/protocol.md,
+// "A daemon that runs for months", which replaced the outbound queue for
+// session/update: it used to be lagged here).
 func TestAStalledClientNeitherSlowsItsNeighbourNorLosesAnUpdate(t *testing.T) {
 	h := home(t)
 	writeConfig(t, h, "[agents.default]\nprovider = \"echo\"\nautonomy = \"full\"\n")

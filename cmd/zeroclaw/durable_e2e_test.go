@@ -20,8 +20,8 @@ import (
 // client read, and some before the turn's first update), restarting it each time.
 // Everything the client was sent, read up to the kill and then up to the end of the
 // stream, is in the replay after the restart (session/attach afterSeq 0), byte for
-// byte; no seq is used twice, before or after any restart (SPEC §24: durable before
-// visible).
+// byte; no seq is used twice, before or after any restart (docs/protocol.md,
+// "A daemon that runs for months": durable before visible).
 func TestEveryUpdateAClientSawSurvivesAKill9(t *testing.T) {
 	h := home(t)
 	writeConfig(t, h, "[rpc]\nreplay_events = 1000000\n\n[agents.default]\nprovider = \"echo\"\nautonomy = \"full\"\n")

@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,14 +17,7 @@ import (
 // (server-everything) and one that ignores it (PR_SET_PDEATHSIG ends it) both go
 // when the daemon is killed with SIGKILL.
 func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	dir, everything := mcpTestServers(t)
 	h := home(t)
 	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
 	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 60\n\n"+
@@ -65,14 +57,7 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 }
 
 func TestZeroclawMCPListsServersAndTools(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	_, everything := mcpTestServers(t)
 	h := home(t)
 	os.MkdirAll(filepath.Join(h, ".zeroclaw"), 0o700)
 	conf := fmt.Sprintf("[mcp.servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\nstartup_timeout_secs = 50\n\n"+
@@ -111,14 +96,7 @@ func TestZeroclawMCPListsServersAndTools(t *testing.T) {
 // (tools/list) and calls one at its next model call (it used to answer "unknown
 // tool" until a new session was made).
 func TestAnMCPServerAddedAtRuntimeReachesAnOpenSession(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP tests run real servers on node (.ci/run installs it)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
-	everything := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the MCP test servers are not installed: run `npm ci` in %s (.ci/run does)", dir)
-	}
+	_, everything := mcpTestServers(t)
 	h := home(t)
 	writeConfig(t, h, "[agents.default]\nprovider = \"echo\"\nautonomy = \"full\"\n")
 	d := startDaemon(t, h, nil)

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeanthropic"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeanthropic"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
-// SPEC §20 against the real binary: the default agent runs on a fake OpenAI or
-// Anthropic server, and a client on the daemon's socket sees what a user would.
+// docs/protocol.md, "Remote providers", against the real binary: the default agent
+// runs on a fake OpenAI or Anthropic server, and a client on the daemon's socket sees
+// what a user would.
 
 // scripted is one fake server of either kind, driven by the same script.
 type scripted struct {

@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeanthropic"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeanthropic"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
-// SPEC §23 against the real binary: for the fake switched into each quirk of a real
-// OpenAI-compatible server (and for the Anthropic fake), strict as well, one
-// session goes through a two-step tool turn, a turn cancelled after output, the
-// turn after it, and a kill -9 during a turn followed by a restart and a prompt on
-// the restored session. Every request the fake got passes its strict checks: roles
-// alternate, and every tool call carries the id the server gave it (or, where it
-// gave none or repeats one, an id the daemon made in Mistral's form).
+// docs/protocol.md, "Remote providers", against the real binary: for the fake
+// switched into each quirk of a real OpenAI-compatible server (and for the Anthropic
+// fake), strict as well, one session goes through a two-step tool turn, a turn
+// cancelled after output, the turn after it, and a kill -9 during a turn followed by
+// a restart and a prompt on the restored session. Every request the fake got passes
+// its strict checks: roles alternate, and every tool call carries the id the server
+// gave it (or, where it gave none or repeats one, an id the daemon made in Mistral's
+// form).
 
 // quirkFake is a fake server of either kind with the session's script.
 type quirkFake struct {
@@ -227,8 +228,9 @@ func TestEveryQuirkThroughASessionThatIsCancelledKilledAndRestored(t *testing.T)
 	}
 }
 
-// SPEC §23: a refused key fails the turn with the status and the provider's own
-// words, for both kinds, and the key (or the part the words quote) never shows.
+// docs/protocol.md, "Remote providers": a refused key fails the turn with the status
+// and the provider's own words, for both kinds, and the key (or the part the words
+// quote) never shows.
 func TestARefusedKeySaysWhyWithoutTheKey(t *testing.T) {
 	const key = "sk-e2e-secret-0123456789abcdef"
 	for _, kind := range kinds {

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 )
 
-// SPEC §16 on a really full disk: the config dir, the data dir and the socket on a
-// 2 MiB tmpfs (root only; internal/rpc's storage tests run the same cases through
-// the store's injection point without root).
+// docs/protocol.md, "Storage failures", on a really full disk: the config dir, the
+// data dir and the socket on a 2 MiB tmpfs (root only; internal/rpc's storage tests
+// run the same cases through the store's injection point without root).
 
 // fullDaemon starts the daemon with its config dir on fs and agent "default" on
 // the fake model with autonomy full.
@@ -87,8 +87,9 @@ func TestAFullDiskFailsWhatNeedsItVisiblyAndTheDaemonRecoversWithoutARestart(t *
 
 	// A write fails only when it needs room the disk has not: a WAL that SQLite
 	// starts over has room for the writes that fit in it. Writes paused, the daemon
-	// empties the WAL (SPEC §24), which gives its room back to the disk; fill that
-	// too. Then every write needs the disk, whatever room the WAL had.
+	// empties the WAL (docs/protocol.md, "A daemon that runs for months"), which
+	// gives its room back to the disk; fill that too. Then every write needs the
+	// disk, whatever room the WAL had.
 	waitEmptyWAL(t, wal)
 	topUp(t, filler)
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -217,6 +218,21 @@ func TestNoReaderIsLostWhateverTheTurnsSize(t *testing.T) {
 		{"one session", []turn{{2000, 1}, {10000, 8}}, false, false},
 		{"a new session a turn", []turn{{2000, 8}, {10000, 1}}, true, false},
 		{"a new session after closing the last", []turn{{2000, 8}, {10000, 1}}, true, true},
+	}
+	// ZEROCLAW_STREAM_FIGURE=12 runs the whole figure of docs/BENCHMARKS.md: that
+	// many turns of each size with 1 and with 8 watchers, in each pattern.
+	if n, _ := strconv.Atoi(os.Getenv("ZEROCLAW_STREAM_FIGURE")); n > 0 {
+		var all []turn
+		for _, w := range []int{1, 8} {
+			for _, lines := range []int{2000, 10000} {
+				for range n {
+					all = append(all, turn{lines, w})
+				}
+			}
+		}
+		for i := range patterns {
+			patterns[i].turns = all
+		}
 	}
 	k := 0
 	call := func(method, params string) {

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 )
 
 func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
@@ -80,9 +80,9 @@ func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
 	}
 }
 
-// SPEC §16: the temporary files of commits a crash interrupted are removed at the
-// next start, in the agent's workspace and in any workspace a stored session has;
-// nothing else in uploads/ is touched.
+// docs/protocol.md, "Storage failures": the temporary files of commits a crash
+// interrupted are removed at the next start, in the agent's workspace and in any
+// workspace a stored session has; nothing else in uploads/ is touched.
 func TestTemporaryFilesOfInterruptedUploadsAreRemovedAtStart(t *testing.T) {
 	h := home(t)
 	d := startDaemon(t, h, nil)
@@ -118,10 +118,10 @@ func TestTemporaryFilesOfInterruptedUploadsAreRemovedAtStart(t *testing.T) {
 	}
 }
 
-// SPEC §16 on a real full disk (a 2 MiB tmpfs, as root): an upload that cannot be
-// stored answers -32603 naming no path and leaves no temporary file; what was
-// uploaded before stays; once space returns the same upload lands, in the same
-// daemon.
+// docs/protocol.md, "Storage failures", on a real full disk (a 2 MiB tmpfs, as root):
+// an upload that cannot be stored answers -32603 naming no path and leaves no
+// temporary file; what was uploaded before stays; once space returns the same upload
+// lands, in the same daemon.
 func TestAnUploadOnAFullDiskAnswersAnInternalErrorAndRecovers(t *testing.T) {
 	fs := fullfs.Mount(t, 2<<20)
 	dir := filepath.Join(fs.Dir, "zc")
@@ -175,9 +175,10 @@ func TestAnUploadOnAFullDiskAnswersAnInternalErrorAndRecovers(t *testing.T) {
 	}
 }
 
-// SPEC §16 for a real interrupted upload: the chunks of an upload of more than one
-// chunk are written to a temporary file in the workspace as they arrive; a daemon
-// killed mid-upload leaves that file, and the next start removes it.
+// docs/protocol.md, "Storage failures", for a real interrupted upload: the chunks of
+// an upload of more than one chunk are written to a temporary file in the workspace
+// as they arrive; a daemon killed mid-upload leaves that file, and the next start
+// removes it.
 func TestAnUploadInterruptedByACrashLeavesNoTemporaryFileOnceRestarted(t *testing.T) {
 	h := home(t)
 	d := startDaemon(t, h, nil)

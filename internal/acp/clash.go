@@ -14,8 +14,9 @@ import (
 // An editor's MCP server may have the name of one of the agent's own MCP servers
 // (both configured with the same filesystem server is common). The daemon refuses
 // client tools in another server's names (tool_name_clash, with the server in its
-// data); the session still opens (SPEC §17: session/new succeeds): the editor's server serves
-// its tools under a name of its own, <name>-editor (then -editor2, …).
+// data); the session still opens (docs/protocol.md, "ACP": session/new succeeds): the
+// editor's server serves its tools under a name of its own, <name>-editor (then
+// -editor2, …).
 
 // maxRenames bounds the retries of one session/new: one per clashing server.
 const maxRenames = 8

@@ -12,11 +12,11 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// Session controls over ACP (SPEC §22): modes and config options in the answers of
-// session/new, load and resume; session/set_mode and session/set_config_option map
-// to the native session/set; a change made elsewhere reaches the editor as
-// current_mode_update, config_option_update or session_info_update; usage as
-// usage_update; the compact command.
+// Session controls over ACP (docs/protocol.md, "ACP"): modes and config options in
+// the answers of session/new, load and resume; session/set_mode and
+// session/set_config_option map to the native session/set; a change made elsewhere
+// reaches the editor as current_mode_update, config_option_update or
+// session_info_update; usage as usage_update; the compact command.
 
 // modes are the daemon's autonomy levels as ACP session modes, least permissive first.
 var modes = []sessionMode{

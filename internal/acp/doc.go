@@ -1,9 +1,9 @@
-// Package acp is the bridge behind `zeroclaw acp` (SPEC §17): an Agent Client
-// Protocol v1 agent on stdin/stdout, as editors (Zed, JetBrains, Neovim, Emacs) start
-// one, whose sessions are the daemon's. On one side it speaks ACP v1 NDJSON with the
-// editor; on the other it is an ordinary client of the daemon (the public client
-// package), reconnecting, or starting an ephemeral daemon again, when the daemon goes
-// away.
+// Package acp is the bridge behind `zeroclaw acp` (docs/protocol.md, "ACP"): an Agent
+// Client Protocol v1 agent on stdin/stdout, as editors (Zed, JetBrains, Neovim,
+// Emacs) start one, whose sessions are the daemon's. On one side it speaks ACP v1
+// NDJSON with the editor; on the other it is an ordinary client of the daemon (the
+// public client package), reconnecting, or starting an ephemeral daemon again, when
+// the daemon goes away.
 //
 // The package owns the translation only: ACP methods to native ones, native updates
 // and requests (approvals, questions) to ACP ones, native error codes to ACP's. It

@@ -13,8 +13,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
-// The editor's MCP servers (SPEC §21): session/new, load and resume bring
-// mcpServers; the bridge, on the editor's machine, runs the stdio ones and
+// The editor's MCP servers (docs/protocol.md, "ACP"): session/new, load and resume
+// bring mcpServers; the bridge, on the editor's machine, runs the stdio ones and
 // connects the http and sse ones (internal/mcp), and serves their tools to its
 // session as client tools named <server>__<tool>.
 

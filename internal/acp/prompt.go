@@ -212,7 +212,7 @@ func (b *Bridge) content(ctx context.Context, d *client.Client, sid string, bloc
 // catchUp waits, at most a second, until every frame the editor has sent so far is
 // served: a session/cancel already sent when the turn ended (it was queued behind
 // the prompt, and the turn's end won the race on a busy machine) then makes the
-// answer "cancelled", as SPEC §17 says, rather than racing the reader.
+// answer "cancelled", as docs/protocol.md, "ACP", says, rather than racing the reader.
 func (b *Bridge) catchUp() {
 	if b.input == nil {
 		return

@@ -11,7 +11,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// acpError maps a native error to ACP's codes (SPEC §17).
+// acpError maps a native error to ACP's codes (docs/protocol.md, "ACP").
 func acpError(err error) error {
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {

@@ -10,7 +10,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// forward hands one native update to the editor as ACP (SPEC §17, §21, §22): text
+// forward hands one native update to the editor as ACP (docs/protocol.md, "ACP"): text
 // chunks as chunks, tool calls and results as tool_call (with locations) and
 // tool_call_update (with a diff), plans as plan, approval requests as
 // session/request_permission, session_info and usage as the updates of

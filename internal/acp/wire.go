@@ -93,7 +93,7 @@ type toolCall struct {
 	Locations []toolCallLocation `json:"locations,omitzero"`
 }
 
-// kindOf is the ACP tool kind of a daemon tool (SPEC §17, §21).
+// kindOf is the ACP tool kind of a daemon tool (docs/protocol.md, "ACP").
 func kindOf(tool string) string {
 	switch tool {
 	case "read_file":

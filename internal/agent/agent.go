@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
@@ -30,14 +31,14 @@ type Hooks interface {
 	// Delta streams a piece of model output.
 	Delta(d provider.Delta)
 	// ToolCall announces a call the model made, before it runs.
-	ToolCall(call provider.ToolCall)
+	ToolCall(call llm.ToolCall)
 	// ToolResult reports a call's result.
-	ToolResult(call provider.ToolCall, r tool.Result)
+	ToolResult(call llm.ToolCall, r tool.Result)
 	// Approve asks whether call may run. It blocks until a decision, its own timeout,
 	// or ctx ends; reason says why when it returns false.
-	Approve(ctx context.Context, call provider.ToolCall) (ok bool, reason string)
+	Approve(ctx context.Context, call llm.ToolCall) (ok bool, reason string)
 	// Message records a message as it joins the model context.
-	Message(m provider.Message)
+	Message(m llm.Message)
 }
 
 // Turn is everything one turn needs.
@@ -49,7 +50,7 @@ type Turn struct {
 	Autonomy string // config.Supervised, config.Full or config.ReadOnly
 	MaxSteps int    // model calls at most
 	Env      tool.Env
-	Context  []provider.Message // the model context before this turn; not modified
+	Context  []llm.Message // the model context before this turn; not modified
 	Prompt   string
 	Hooks    Hooks
 	// ToolSet, when set, gives the tools before each model call instead of Tools
@@ -61,14 +62,15 @@ type Turn struct {
 	// CallID, when set, renames each tool call the model makes before anything sees
 	// it: providers' ids are unique only within one model call or turn. The
 	// provider's own id stays beside it (ToolCall.ProviderID): the model is sent
-	// that one back (SPEC §23).
+	// that one back (docs/protocol.md, "Remote providers").
 	CallID func(providerID string) string
 	// Controls, when set, is asked before every model call for the model and the
 	// autonomy to use from that call on (session/set applies from the next model
-	// call, SPEC §22); else Model and Autonomy hold for the whole turn.
+	// call, docs/protocol.md, "Session controls"); else Model and Autonomy hold for
+	// the whole turn.
 	Controls func() (model, autonomy string)
 	// Used, when set, is told each model call's usage as the call ends.
-	Used func(u provider.Usage)
+	Used func(u llm.Usage)
 	// Observer, when set, is told of each model and tool call (metrics and
 	// traces, telemetry.go).
 	Observer TurnObserver
@@ -80,25 +82,25 @@ type Outcome struct {
 	// Text is what the turn streamed as visible text (every piece Hooks.Delta got,
 	// the "\n\n" separators included), or why the turn failed (StopReason Error).
 	Text    string
-	Usage   provider.Usage
-	Context []provider.Message // the model context after the turn
+	Usage   llm.Usage
+	Context []llm.Message // the model context after the turn
 }
 
 // Run runs the turn until the model stops, the step limit, ctx ends (cancelled), or
 // the provider fails.
 //
-// The turn's text is everything it streams as visible text (SPEC §20): when a model
-// call's text follows visible text of an earlier call of the turn, one "\n\n" piece
-// goes between them, so text before a tool call is neither lost nor glued onto the
-// next answer.
+// The turn's text is everything it streams as visible text (docs/protocol.md,
+// "session/prompt"): when a model call's text follows visible text of an earlier call
+// of the turn, one "\n\n" piece goes between them, so text before a tool call is
+// neither lost nor glued onto the next answer.
 func Run(ctx context.Context, t Turn) Outcome {
-	msgs := append(make([]provider.Message, 0, len(t.Context)+8), t.Context...)
-	add := func(m provider.Message) {
+	msgs := append(make([]llm.Message, 0, len(t.Context)+8), t.Context...)
+	add := func(m llm.Message) {
 		msgs = append(msgs, m)
 		t.Hooks.Message(m)
 	}
-	add(provider.Message{Role: provider.RoleUser, Text: t.Prompt})
-	var usage provider.Usage
+	add(llm.Message{Role: llm.RoleUser, Text: t.Prompt})
+	var usage llm.Usage
 	var said strings.Builder // the turn's visible text so far
 	out := func(reason string) Outcome {
 		return Outcome{StopReason: reason, Text: said.String(), Usage: usage, Context: msgs}
@@ -153,10 +155,11 @@ func Run(ctx context.Context, t Turn) Outcome {
 			t.Used(res.Usage)
 		}
 		if ctx.Err() != nil {
-			// What the user saw of the answer stays the assistant's message (SPEC
-			// §23), so the next prompt follows it rather than merging into this one.
+			// What the user saw of the answer stays the assistant's message
+			// (docs/protocol.md, "Remote providers"),
+			// so the next prompt follows it rather than merging into this one.
 			if shownFrom >= 0 {
-				add(provider.Message{Role: provider.RoleAssistant, Text: said.String()[shownFrom:]})
+				add(llm.Message{Role: llm.RoleAssistant, Text: said.String()[shownFrom:]})
 			}
 			return out(Cancelled)
 		}
@@ -170,7 +173,7 @@ func Run(ctx context.Context, t Turn) Outcome {
 				res.ToolCalls[i].ID = t.CallID(res.ToolCalls[i].ProviderID)
 			}
 		}
-		add(provider.Message{Role: provider.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
+		add(llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if len(res.ToolCalls) == 0 {
 			return out(EndTurn)
 		}
@@ -194,13 +197,13 @@ func Run(ctx context.Context, t Turn) Outcome {
 // paragraph separates the visible text of two model calls of one turn.
 const paragraph = "\n\n"
 
-func (t Turn) result(call provider.ToolCall, r tool.Result, add func(provider.Message)) {
+func (t Turn) result(call llm.ToolCall, r tool.Result, add func(llm.Message)) {
 	t.Hooks.ToolResult(call, r)
-	add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
+	add(llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
 }
 
 // call runs one tool call after the autonomy check and, where needed, approval.
-func (t Turn) call(ctx context.Context, call provider.ToolCall, tools map[string]tool.Tool) tool.Result {
+func (t Turn) call(ctx context.Context, call llm.ToolCall, tools map[string]tool.Tool) tool.Result {
 	tl, ok := tools[call.Name]
 	if !ok && t.Lookup != nil {
 		if tl = t.Lookup(call.Name); tl != nil {
@@ -244,8 +247,8 @@ func (t Turn) observeModelCall(ctx context.Context) (context.Context, ModelCallO
 	return t.Observer.ModelCall(ctx, t.Model)
 }
 
-func specsOf(tools map[string]tool.Tool) []provider.ToolSpec {
-	specs := make([]provider.ToolSpec, 0, len(tools))
+func specsOf(tools map[string]tool.Tool) []llm.ToolSpec {
+	specs := make([]llm.ToolSpec, 0, len(tools))
 	for _, tl := range tools {
 		specs = append(specs, tl.Spec())
 	}

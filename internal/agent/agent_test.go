@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
@@ -54,9 +55,9 @@ func (s *scripted) Stream(ctx context.Context, req provider.Request, emit func(p
 	}
 	for i, name := range st.calls {
 		id := fmt.Sprintf("c%d_%d", n+1, i+1)
-		res.ToolCalls = append(res.ToolCalls, provider.ToolCall{ID: id, ProviderID: id, Name: name, Arguments: jsontext.Value(`{}`)})
+		res.ToolCalls = append(res.ToolCalls, llm.ToolCall{ID: id, ProviderID: id, Name: name, Arguments: jsontext.Value(`{}`)})
 	}
-	res.Usage = provider.Usage{InputTokens: 1, OutputTokens: 1}
+	res.Usage = llm.Usage{InputTokens: 1, OutputTokens: 1}
 	return res, nil
 }
 
@@ -68,8 +69,8 @@ type fakeTool struct {
 	cancel  context.CancelFunc
 }
 
-func (f fakeTool) Spec() provider.ToolSpec { return provider.ToolSpec{Name: f.name} }
-func (f fakeTool) Mutates() bool           { return f.mutates }
+func (f fakeTool) Spec() llm.ToolSpec { return llm.ToolSpec{Name: f.name} }
+func (f fakeTool) Mutates() bool      { return f.mutates }
 func (f fakeTool) Run(ctx context.Context, _ tool.Env, _ jsontext.Value) tool.Result {
 	*f.runs = append(*f.runs, f.name)
 	if f.cancel != nil {
@@ -85,17 +86,17 @@ type recorded struct {
 	deltas   []provider.Delta
 	calls    []string // ids announced
 	results  []string // "id=output"
-	messages []provider.Message
+	messages []llm.Message
 	asked    []string
 }
 
-func (r *recorded) Delta(d provider.Delta)       { r.deltas = append(r.deltas, d) }
-func (r *recorded) ToolCall(c provider.ToolCall) { r.calls = append(r.calls, c.ID) }
-func (r *recorded) Message(m provider.Message)   { r.messages = append(r.messages, m) }
-func (r *recorded) ToolResult(c provider.ToolCall, res tool.Result) {
+func (r *recorded) Delta(d provider.Delta)  { r.deltas = append(r.deltas, d) }
+func (r *recorded) ToolCall(c llm.ToolCall) { r.calls = append(r.calls, c.ID) }
+func (r *recorded) Message(m llm.Message)   { r.messages = append(r.messages, m) }
+func (r *recorded) ToolResult(c llm.ToolCall, res tool.Result) {
 	r.results = append(r.results, c.ID+"="+res.Output)
 }
-func (r *recorded) Approve(_ context.Context, c provider.ToolCall) (bool, string) {
+func (r *recorded) Approve(_ context.Context, c llm.ToolCall) (bool, string) {
 	r.asked = append(r.asked, c.Name)
 	return r.approve, "rejected by the user"
 }
@@ -204,7 +205,7 @@ func TestTurns(t *testing.T) {
 				maxSteps = 25
 			}
 			out := Run(ctx, Turn{Provider: p, Tools: tools, Autonomy: tt.autonomy, MaxSteps: maxSteps,
-				Context: []provider.Message{{Role: provider.RoleUser, Text: "before"}, {Role: provider.RoleAssistant, Text: "earlier"}},
+				Context: []llm.Message{{Role: llm.RoleUser, Text: "before"}, {Role: llm.RoleAssistant, Text: "earlier"}},
 				Prompt:  "now", Hooks: h})
 
 			if out.StopReason != tt.stop || out.Text != tt.text {
@@ -214,7 +215,8 @@ func TestTurns(t *testing.T) {
 				t.Errorf("streamed %s, want %s", got, tt.chunks)
 			}
 			if out.StopReason != Error {
-				// SPEC §20: the result's text is exactly what streamed.
+				// docs/protocol.md, "session/prompt": the result's text is exactly
+				// what streamed.
 				var all strings.Builder
 				for _, d := range h.deltas {
 					if !d.Thought {
@@ -256,7 +258,7 @@ func checkEveryCallAnswered(t *testing.T, h *recorded, out Outcome) {
 	if !reflect.DeepEqual(answered, h.calls) {
 		t.Errorf("announced %v, answered %v", h.calls, answered)
 	}
-	if len(out.Context) < 3 || out.Context[2].Role != provider.RoleUser || out.Context[2].Text != "now" {
+	if len(out.Context) < 3 || out.Context[2].Role != llm.RoleUser || out.Context[2].Text != "now" {
 		t.Fatalf("context %v does not continue with the prompt", out.Context)
 	}
 	if !reflect.DeepEqual(out.Context[2:], h.messages) {
@@ -265,7 +267,7 @@ func checkEveryCallAnswered(t *testing.T, h *recorded, out Outcome) {
 	var pending []string
 	for _, m := range out.Context[2:] {
 		switch m.Role {
-		case provider.RoleTool:
+		case llm.RoleTool:
 			if len(pending) == 0 || pending[0] != m.ToolCallID {
 				t.Errorf("result %s where %v are due", m.ToolCallID, pending)
 				continue
@@ -290,7 +292,7 @@ func TestEveryModelCallSeesTheWholeContextSoFar(t *testing.T) {
 	p := &scripted{t: t, steps: []step{{deltas: text("Let me look."), calls: []string{"look"}}, {deltas: text("Found it.")}}}
 	out := Run(context.Background(), Turn{Provider: p, Model: "m", System: "be brief", MaxSteps: 5,
 		Tools:   map[string]tool.Tool{"look": fakeTool{name: "look", runs: &runs}},
-		Context: []provider.Message{{Role: provider.RoleUser, Text: "before"}}, Prompt: "now", Hooks: &recorded{}})
+		Context: []llm.Message{{Role: llm.RoleUser, Text: "before"}}, Prompt: "now", Hooks: &recorded{}})
 	if out.StopReason != EndTurn || len(p.seen) != 2 {
 		t.Fatalf("%s after %d calls", out.StopReason, len(p.seen))
 	}
@@ -306,14 +308,14 @@ func TestEveryModelCallSeesTheWholeContextSoFar(t *testing.T) {
 	if got := strings.Join(roles, " | "); got != "user:before | user:now | assistant:Let me look. | tool:look ran" {
 		t.Errorf("the second call was given %s", got)
 	}
-	if out.Usage != (provider.Usage{InputTokens: 2, OutputTokens: 2, ContextTokens: 2}) {
+	if out.Usage != (llm.Usage{InputTokens: 2, OutputTokens: 2, ContextTokens: 2}) {
 		t.Errorf("usage %+v, want the sum of both calls", out.Usage)
 	}
 }
 
-// SPEC §23: a turn cancelled after visible output keeps what streamed of the
-// cancelled call as the assistant's message, recorded like any other; thoughts
-// alone leave none.
+// docs/protocol.md, "Remote providers": a turn cancelled after visible output keeps
+// what streamed of the cancelled call as the assistant's message, recorded like any
+// other; thoughts alone leave none.
 func TestACancelAfterOutputKeepsItAsTheAssistantsMessage(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -358,12 +360,12 @@ func TestControlsApplyFromTheNextModelCallAndUsedHearsEachCall(t *testing.T) {
 	var runs []string
 	p := &scripted{t: t, steps: []step{{deltas: text("Let me look."), calls: []string{"look"}}, {deltas: text("Found it.")}}}
 	models := []string{"m1", "m2"}
-	var used []provider.Usage
+	var used []llm.Usage
 	calls := 0
 	out := Run(context.Background(), Turn{Provider: p, Model: "m", MaxSteps: 5, Autonomy: "full",
 		Tools: map[string]tool.Tool{"look": fakeTool{name: "look", runs: &runs}}, Prompt: "now", Hooks: &recorded{},
 		Controls: func() (string, string) { calls++; return models[calls-1], "full" },
-		Used:     func(u provider.Usage) { used = append(used, u) }})
+		Used:     func(u llm.Usage) { used = append(used, u) }})
 	if out.StopReason != EndTurn || len(p.seen) != 2 {
 		t.Fatalf("%s after %d calls", out.StopReason, len(p.seen))
 	}

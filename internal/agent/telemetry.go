@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Telemetry observes turns for metrics and traces (docs/protocol.md, "Metrics and
@@ -24,7 +24,7 @@ type TurnObserver interface {
 	// ToolCall begins a run of tool ("" when the model named no known tool).
 	ToolCall(ctx context.Context, tool string) (context.Context, ToolCallObserver)
 	// End ends the turn with its stop reason and usage, once, when it has ended.
-	End(stopReason string, u provider.Usage)
+	End(stopReason string, u llm.Usage)
 }
 
 // ModelCallObserver watches one model call.
@@ -32,7 +32,7 @@ type ModelCallObserver interface {
 	// FirstToken is called at the call's first streamed output.
 	FirstToken()
 	// End ends the call with its usage and error (nil: it succeeded).
-	End(u provider.Usage, err error)
+	End(u llm.Usage, err error)
 }
 
 // ToolCallObserver watches one tool call.

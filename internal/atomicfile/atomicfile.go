@@ -58,9 +58,10 @@ func Write(path string, data []byte, perm os.FileMode) error {
 }
 
 // RemoveTemp removes the temporary file an interrupted Write of path left behind
-// (SPEC §16: removed at the next start). It does not follow a link at that name and
-// removes nothing else; a missing file is not an error. Call it only while no Write
-// of path can be running (at start, holding the daemon's lock).
+// (docs/protocol.md, "Storage failures": removed at the next start). It does not
+// follow a link at that name and removes nothing else; a missing file is not an
+// error. Call it only while no Write of path can be running (at start, holding the
+// daemon's lock).
 func RemoveTemp(path string) (removed bool, err error) {
 	tmp := path + TempSuffix
 	fi, err := os.Lstat(tmp)

@@ -10,7 +10,7 @@ import (
 // Grant is a "<resource>:<verb>" permission (config.KnownGrants), or Admin.
 type Grant string
 
-// The grants of SPEC §11.
+// The grants (docs/protocol.md, "Authorization").
 const (
 	ConfigRead      Grant = config.GrantConfigRead
 	ConfigUpdate    Grant = config.GrantConfigUpdate
@@ -81,7 +81,7 @@ type Policy struct {
 	Pairings  *Pairings // nil: no pairing token is valid
 }
 
-// Resolve returns the authority of cred under cfg (SPEC §11):
+// Resolve returns the authority of cred under cfg (docs/protocol.md, "Authorization"):
 //   - a local peer with the daemon's uid, when security.trust_daemon_uid, is the
 //     admin operator;
 //   - another local uid is the [users.<name>] entry with that uid, else

@@ -1,7 +1,8 @@
-// Package config owns the daemon's configuration: the schema of SPEC §11 with its
-// defaults, loading and validating config.toml, property paths (props.go), masking of
-// secrets, and the one staging step every write goes through (store.go). It knows
-// nothing of JSON-RPC or of who is asking: callers authorize before they write.
+// Package config owns the daemon's configuration: the schema (docs/protocol.md,
+// "Configuration") with its defaults, loading and validating config.toml, property
+// paths (props.go), masking of secrets, and the one staging step every write goes
+// through (store.go). It knows nothing of JSON-RPC or of who is asking: callers
+// authorize before they write.
 package config
 
 import (
@@ -50,7 +51,7 @@ type Telemetry struct {
 	OTLPEndpoint string `toml:"otlp_endpoint,omitempty"`
 }
 
-// RPC holds the limits of the RPC endpoint (SPEC §2, §10, §14).
+// RPC holds the limits of the RPC endpoint (docs/protocol.md, "Limits").
 type RPC struct {
 	// MaxLocalConnections bounds open local connections; one more is refused with -32004.
 	MaxLocalConnections int `toml:"max_local_connections"`
@@ -63,15 +64,15 @@ type RPC struct {
 	// beyond ReplayEvents (docs/protocol.md, "No reader is lost").
 	ReplayBytes int `toml:"replay_bytes"`
 	// OutboundFrames and OutboundBytes bound the notifications waiting to be written
-	// to one connection, whichever fills first (SPEC §15).
+	// to one connection, whichever fills first (docs/protocol.md, "Delivery").
 	OutboundFrames int `toml:"outbound_frames"`
 	OutboundBytes  int `toml:"outbound_bytes"`
 	// ClientToolTimeoutSecs bounds how long a client tool's tool/call may go
-	// unanswered (SPEC §21).
+	// unanswered (docs/protocol.md, "tool/call").
 	ClientToolTimeoutSecs int `toml:"client_tool_timeout_secs"`
 }
 
-// WSS is the TLS WebSocket listener (SPEC §13).
+// WSS is the TLS WebSocket listener (docs/protocol.md, "Transport and framing").
 type WSS struct {
 	Enabled        bool     `toml:"enabled"`
 	Bind           string   `toml:"bind"`
@@ -89,11 +90,13 @@ type Provider struct {
 	APIKey    string `toml:"api_key,omitempty" secret:"true"` // never logged or returned
 	APIKeyEnv string `toml:"api_key_env,omitempty"`
 	// MaxRetries is how often a model call that failed before any output with HTTP
-	// 429, 503, 529 or a connection error is tried again (SPEC §20). A pointer,
-	// because 0 (never) is a real choice: unset means DefaultMaxRetries.
+	// 429, 503, 529 or a connection error is tried again (docs/protocol.md,
+	// "Remote providers"). A pointer, because 0 (never) is a real choice: unset means
+	// DefaultMaxRetries.
 	MaxRetries *int `toml:"max_retries,omitempty"`
 	// Models are the models session/set may choose for the provider's agents
-	// (SPEC §22); empty means the provider's own list, else its model.
+	// (docs/protocol.md, "models/list"); empty means the provider's own list, else
+	// its model.
 	Models []string `toml:"models,omitempty"`
 	// ContextWindow is the model's context window in tokens, reported in usage
 	// updates; 0 means unknown (the echo provider's is EchoContextWindow).
@@ -163,8 +166,8 @@ const (
 	ReadOnly   = "readonly"
 )
 
-// Grants a permission profile may list (SPEC §11). "*" is not one: admin = true is
-// the single way to grant everything.
+// Grants a permission profile may list (docs/protocol.md, "Authorization"). "*" is
+// not one: admin = true is the single way to grant everything.
 const (
 	GrantConfigRead      = "config:read"
 	GrantConfigUpdate    = "config:update"

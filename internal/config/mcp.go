@@ -7,7 +7,8 @@ import (
 	"regexp"
 )
 
-// MCP is the [mcp] section: the MCP servers of the daemon (SPEC §21).
+// MCP is the [mcp] section: the MCP servers of the daemon (docs/protocol.md,
+// "Tools from MCP servers").
 type MCP struct {
 	Servers map[string]MCPServer `toml:"servers,omitempty"`
 }

@@ -14,10 +14,10 @@ import (
 	"sync"
 )
 
-// Property paths (SPEC §11): the toml names joined by dots, with map keys inline:
-// "rpc.max_local_connections", "agents.default.model", "users.example.uid". A leaf
-// property is a string, an integer, a boolean or a list of strings; a path may also
-// name a table ("agents.default") to read it whole.
+// Property paths (docs/protocol.md, "Configuration"): the toml names joined by dots,
+// with map keys inline: "rpc.max_local_connections", "agents.default.model",
+// "users.example.uid". A leaf property is a string, an integer, a boolean or a list
+// of strings; a path may also name a table ("agents.default") to read it whole.
 
 // Masked stands in for a secret on every read path.
 const Masked = "***"

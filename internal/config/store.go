@@ -55,8 +55,8 @@ type Live struct {
 
 // NewLive returns a Live serving cfg, which should come from Load. With a Dir, the
 // temporary file a config write interrupted by a crash left there is removed
-// (SPEC §16): the daemon builds its Live once, holding its endpoint's lock, so no
-// write can be running.
+// (docs/protocol.md, "Storage failures"): the daemon builds its Live once, holding
+// its endpoint's lock, so no write can be running.
 func NewLive(cfg Config, opts LiveOptions) *Live {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

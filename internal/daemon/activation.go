@@ -8,7 +8,8 @@ import (
 )
 
 // listen serves the socket a service manager passed (systemd socket activation,
-// SPEC §19), else binds addr as usual. Either way the endpoint's lock is taken.
+// docs/protocol.md, "Running under systemd"), else binds addr as usual. Either way
+// the endpoint's lock is taken.
 func listen(addr string, log *slog.Logger) (*endpoint.Listener, error) {
 	ln, err := endpoint.Activated(addr)
 	if err != nil {
@@ -16,9 +17,10 @@ func listen(addr string, log *slog.Logger) (*endpoint.Listener, error) {
 	}
 	if ln != nil {
 		log.Info("socket activation: serving the inherited socket", "endpoint", ln.Path())
-		// The service manager made the socket; its unit decides the mode (SPEC §1
-		// wants 0600). Say so when it lets others in: the peer's uid still decides
-		// who they are, but the daemon cannot make the socket private itself.
+		// The service manager made the socket; its unit decides the mode
+		// (docs/protocol.md, "The daemon process" wants 0600). Say so when it lets
+		// others in: the peer's uid still decides who they are, but the daemon cannot
+		// make the socket private itself.
 		if fi, err := os.Stat(ln.Path()); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			log.Warn("the inherited socket is reachable by other users; set SocketMode=0600 in the socket unit",
 				"endpoint", ln.Path(), "mode", fi.Mode().Perm().String())

@@ -74,7 +74,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	addr = ln.Path() // an inherited socket's own path
 	// After Listen: holding the endpoint's lock, this daemon alone writes the data dir.
-	// A pairing write a crash interrupted may have left its temporary file (SPEC §16).
+	// A pairing write a crash interrupted may have left its temporary file
+	// (docs/protocol.md, "Storage failures").
 	if removed, err := pairings.RemoveTemp(); err != nil {
 		log.Warn("a pairing write interrupted earlier left a temporary file that cannot be removed", "err", err)
 	} else if removed {
@@ -123,6 +124,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			return func() {
 				sessions.SetCatalog(next)
+				sessions.SetReplayBytes(int64(candidate.RPC.ReplayBytes))
 				servers.Configure(mcp.FromConfig(candidate, dirs.DataDir, getenv))
 			}, nil
 		},

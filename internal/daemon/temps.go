@@ -10,9 +10,10 @@ import (
 )
 
 // removeUploadTemps removes the temporary files that commits interrupted by a crash
-// left (SPEC §16) in every workspace an upload may have gone to: each agent's and
-// each stored session's. It runs before the daemon serves, so no commit is in
-// flight. A failure is logged: the daemon serves anyway, and the files stay.
+// left (docs/protocol.md, "Storage failures") in every workspace an upload may have
+// gone to: each agent's and each stored session's. It runs before the daemon serves,
+// so no commit is in flight. A failure is logged: the daemon serves anyway, and the
+// files stay.
 func removeUploadTemps(ctx context.Context, cfg config.Config, dataDir string, st *store.Store, log *slog.Logger) {
 	var workspaces []string
 	for alias, a := range cfg.Agents {

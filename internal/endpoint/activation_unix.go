@@ -17,10 +17,11 @@ import (
 const listenFDsStart = 3
 
 // Activated returns the listener that systemd socket activation handed this process
-// (SPEC §19), or nil when there is none: LISTEN_PID must be this process and
-// LISTEN_FDS at least 1, as sd_listen_fds(3) reads them; LISTEN_* meant for another
-// process (LISTEN_PID not ours, as after a fork) are ignored. The variables are
-// unset either way, so that no child (a shell tool) inherits them.
+// (docs/protocol.md, "Running under systemd"), or nil when there is none: LISTEN_PID
+// must be this process and LISTEN_FDS at least 1, as sd_listen_fds(3) reads them;
+// LISTEN_* meant for another process (LISTEN_PID not ours, as after a fork) are
+// ignored. The variables are unset either way, so that no child (a shell tool)
+// inherits them.
 //
 // Every passed descriptor must be a listening Unix stream socket; the first is
 // served and the others are closed. The daemon still takes the lock on

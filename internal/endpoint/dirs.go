@@ -10,11 +10,11 @@ import (
 // Dirs are the resolved config and data directories.
 type Dirs struct{ ConfigDir, DataDir string }
 
-// ResolveDirs applies SPEC §1: the config dir is configDirFlag when non-empty,
-// else $ZEROCLAW_CONFIG_DIR, else $HOME/.zeroclaw; the data dir is
-// $ZEROCLAW_DATA_DIR, else <config dir>/data. Both are made absolute, because the
-// Windows pipe name is a hash of the data dir and must not depend on the working
-// directory. getenv is os.Getenv in production; nil means os.Getenv.
+// ResolveDirs applies docs/protocol.md, "The daemon process": the config dir is
+// configDirFlag when non-empty, else $ZEROCLAW_CONFIG_DIR, else $HOME/.zeroclaw; the
+// data dir is $ZEROCLAW_DATA_DIR, else <config dir>/data. Both are made absolute,
+// because the Windows pipe name is a hash of the data dir and must not depend on the
+// working directory. getenv is os.Getenv in production; nil means os.Getenv.
 // ResolveDirs creates nothing (see Dirs.Ensure).
 func ResolveDirs(configDirFlag string, getenv func(string) string) (Dirs, error) {
 	if getenv == nil {

@@ -7,7 +7,8 @@
 // It knows nothing of JSON-RPC: it hands out byte streams (net.Conn) and peer
 // labels, and never reads or writes a frame.
 //
-// On Unix the endpoint is guarded three ways (SPEC §1): the socket file is created
+// On Unix the endpoint is guarded three ways (docs/protocol.md,
+// "The daemon process"): the socket file is created
 // with mode 0600 under a restrictive umask, so it is never reachable with wider
 // permissions; an advisory lock on "<socket>.lock" makes one daemon per endpoint;
 // and a socket file is removed only after checking that it is still the inode we

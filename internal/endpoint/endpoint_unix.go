@@ -36,10 +36,10 @@ func Dial(ctx context.Context, addr string) (net.Conn, error) {
 	return d.DialContext(ctx, "unix", addr)
 }
 
-// Listen makes this process the daemon at the Unix socket addr (SPEC §1): it
-// takes the lock on addr+".lock", clears a stale socket left by a dead daemon,
-// and binds a socket that is 0600 from its first instant. If a daemon already
-// answers at addr, the error is an *AlreadyServingError.
+// Listen makes this process the daemon at the Unix socket addr (docs/protocol.md,
+// "The daemon process"): it takes the lock on addr+".lock", clears a stale socket
+// left by a dead daemon, and binds a socket that is 0600 from its first instant. If a
+// daemon already answers at addr, the error is an *AlreadyServingError.
 func Listen(addr string) (*Listener, error) {
 	// sun_path needs room for the terminating NUL that C clients add.
 	if limit := len(unix.RawSockaddrUnix{}.Path) - 1; len(addr) > limit {

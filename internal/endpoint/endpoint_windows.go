@@ -37,9 +37,9 @@ func Dial(ctx context.Context, addr string) (net.Conn, error) {
 	return winio.DialPipeContext(ctx, addr)
 }
 
-// Listen makes this process the daemon at the named pipe addr (SPEC §1). The
-// pipe's ACL admits only the creating user and SYSTEM. If a daemon already
-// answers at addr, or holds it while starting, the error is an
+// Listen makes this process the daemon at the named pipe addr (docs/protocol.md,
+// "The daemon process"). The pipe's ACL admits only the creating user and SYSTEM. If
+// a daemon already answers at addr, or holds it while starting, the error is an
 // *AlreadyServingError.
 func Listen(addr string) (*Listener, error) {
 	if answers(addr) {

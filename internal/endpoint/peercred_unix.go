@@ -27,7 +27,7 @@ func PeerOf(c net.Conn) Peer {
 	if err := raw.Control(func(fd uintptr) { pid, uid, credErr = peerCred(int(fd)) }); err != nil || credErr != nil {
 		return unknown
 	}
-	label := "unix:unknown" // SPEC §1: only Linux labels its peers (SO_PEERCRED)
+	label := "unix:unknown" // docs/protocol.md, "The daemon process": only Linux labels its peers (SO_PEERCRED)
 	if runtime.GOOS == "linux" {
 		label = fmt.Sprintf("unix:pid=%d,uid=%d", pid, uid)
 	}

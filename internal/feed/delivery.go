@@ -11,16 +11,17 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// Delivery at the reader's pace (SPEC §24). Every attachment is a cursor: the seq
-// of the last update its connection was sent. It has no goroutine of its own.
-// While it is behind the session's committed seq (what the replay log has stored:
-// durable before visible), it is registered with its connection (Subscriber.Want),
-// whose writer, whenever it has room, calls the cursor's Pull: that reads the next
-// updates from the session's tail in memory, or from the store when they are older
-// than the tail, and hands the connection as many as it takes. A connection that
-// does not read costs its writer, blocked in its write, and the cursor's fields;
-// nothing else. A cursor is detached as lagged only when what it needs next is no
-// longer kept, or when its connection took nothing for the session's LagAfter.
+// Delivery at the reader's pace (docs/protocol.md, "A daemon that runs for months").
+// Every attachment is a cursor: the seq of the last update its connection was sent.
+// It has no goroutine of its own. While it is behind the session's committed seq
+// (what the replay log has stored: durable before visible), it is registered with its
+// connection (Subscriber.Want), whose writer, whenever it has room, calls the
+// cursor's Pull: that reads the next updates from the session's tail in memory, or
+// from the store when they are older than the tail, and hands the connection as many
+// as it takes. A connection that does not read costs its writer, blocked in its
+// write, and the cursor's fields; nothing else. A cursor is detached as lagged only
+// when what it needs next is no longer kept, or when its connection took nothing for
+// the session's LagAfter.
 
 // LagAfter is how long a cursor waits for its connection to take an update before
 // it is detached as lagged (Options.LagAfter).

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -59,7 +60,7 @@ type Hub struct {
 	log        *slog.Logger
 	lagAfter   time.Duration
 	seqBlock   uint64
-	budget     int64
+	budget     atomic.Int64 // rpc.replay_bytes (SetReplayBytes)
 	recoverFor time.Duration
 	w          *updateLog
 }
@@ -85,9 +86,18 @@ func NewHub(life context.Context, o Options) *Hub {
 		o.RecoverFor = RecoverFor
 	}
 	h := &Hub{life: life, st: o.Store, log: o.Logger, lagAfter: o.LagAfter, seqBlock: o.SeqBlock,
-		budget: o.ReplayBytes, recoverFor: o.RecoverFor}
+		recoverFor: o.RecoverFor}
+	h.budget.Store(o.ReplayBytes)
 	h.w = newUpdateLog(life, o.Store, o.Logger)
 	return h
+}
+
+// SetReplayBytes makes n (rpc.replay_bytes, positive) the bound of a reader's
+// backlog from the next check on: a config change applies to the open sessions.
+func (h *Hub) SetReplayBytes(n int64) {
+	if n > 0 {
+		h.budget.Store(n)
+	}
 }
 
 // Flush returns once every update published before the call is stored (or its

@@ -14,11 +14,11 @@ import (
 // per chunk: the writer takes everything added since its last write and stores it
 // in one transaction. Once a batch has committed, the writer tells each session of
 // it the last seq it stored (Feed.committedThrough): only then are those updates
-// delivered to clients (SPEC §24, durable before visible), so a crash takes back
-// no update any client saw. What is waiting is bounded: when the store
-// falls behind, publishing waits (backpressure), it never drops. What a crash loses
-// is the tail of the replay log, never a seq: seqs are reserved durably before they
-// are used.
+// delivered to clients (docs/protocol.md, "A daemon that runs for months", durable
+// before visible), so a crash takes back no update any client saw. What is waiting is
+// bounded: when the store falls behind, publishing waits (backpressure), it never
+// drops. What a crash loses is the tail of the replay log, never a seq: seqs are
+// reserved durably before they are used.
 //
 // Adding is a mutex and an append, with a wake-up of the writer only when it has
 // nothing to do: a channel send per chunk cost a tenth of a streamed update.
@@ -44,10 +44,11 @@ type updateLog struct {
 // updateQueue bounds what waits for the writer. The writer stores at once what
 // waits when it wakes, and while it stores, what is added meanwhile gathers for its
 // next write: a lone update (a tool call, a question, a turn's first) is stored, and
-// so visible (SPEC §24), within one commit, and a turn streaming thousands of chunks
-// a second is stored in a few large transactions (each has a fixed cost of about as
-// much as a hundred chunks). No timer holds a batch back: the window between an
-// update and its write is the write before it.
+// so visible (docs/protocol.md, "A daemon that runs for months"), within one commit,
+// and a turn streaming thousands of chunks a second is stored in a few large
+// transactions (each has a fixed cost of about as much as a hundred chunks). No timer
+// holds a batch back: the window between an update and its write is the write before
+// it.
 const (
 	updateQueue = 8192
 	// Payloads are copied into chunks of arenaChunk bytes, which are reused once
@@ -199,8 +200,9 @@ func (w *updateLog) run() {
 			}
 			holds = holdsOf(holds[:0], owners) // what the readers still need: not trimmed
 			if err := w.st.AppendUpdatesHeld(w.ctx, batch, holds); err != nil {
-				// Delivered all the same: the turn fails visibly (SPEC §16), and the
-				// store marks the loss, so a replay across it is replay_truncated.
+				// Delivered all the same: the turn fails visibly (docs/protocol.md,
+				// "Storage failures"), and the store marks the loss, so a replay
+				// across it is replay_truncated.
 				w.log.Error("storing updates for replay failed", "updates", len(batch), "err", err)
 			}
 			marks = commitMarks(marks[:0], batch, owners)

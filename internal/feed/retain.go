@@ -164,7 +164,7 @@ func (f *Feed) retainAfterLocked(now time.Time) (uint64, bool) {
 // published after the last update it was sent) is over rpc.replay_bytes; mu is
 // held.
 func (f *Feed) checkBacklogLocked() {
-	budget := uint64(f.hub.budget)
+	budget := uint64(f.hub.budget.Load())
 	for i := 0; i < len(f.subs); {
 		a := f.subs[i]
 		if !a.gone && f.ret.backlog(a.sent) > budget {

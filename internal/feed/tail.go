@@ -1,6 +1,10 @@
 package feed
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
+)
 
 // tail is what a session keeps in memory of its recent updates, for the cursors of
 // its attached connections to read (delivery.go): one copy of each encoded update,
@@ -87,15 +91,13 @@ func framedPayload(f []byte) []byte {
 // The NDJSON frame of a session/update notification around its params, as
 // jsonrpc frames a notification (TestTheSessionFramesUpdatesAsJSONRPCDoes).
 const (
-	updateFramePrefix = `{"jsonrpc":"2.0","method":"session/update","params":`
-	updateFrameSuffix = "}\n"
+	updateFramePrefix = protocol.UpdateFramePrefix
+	updateFrameSuffix = protocol.UpdateFrameSuffix
 )
 
 // FrameUpdate appends to dst the NDJSON frame of the session/update notification
-// whose params are payload.
-func FrameUpdate(dst, payload []byte) []byte {
-	return append(append(append(dst, updateFramePrefix...), payload...), updateFrameSuffix...)
-}
+// whose params are payload (protocol.FrameUpdate).
+func FrameUpdate(dst, payload []byte) []byte { return protocol.FrameUpdate(dst, payload) }
 
 // Sizes of the tail: the bytes it may hold beyond what cursors still need (well
 // above one echo turn of 8,000 updates), the block payloads are copied into, and

@@ -1,4 +1,5 @@
-// Package mcp runs MCP servers for the daemon (SPEC §21) on the official Go SDK:
+// Package mcp runs MCP servers for the daemon (docs/protocol.md,
+// "Tools from MCP servers") on the official Go SDK:
 // stdio servers as child processes, Streamable HTTP and SSE servers over HTTP. A
 // server starts when a turn or tools/list first needs it, is shared by every
 // session, restarts on the next call after it died (at most once per 5 s), and

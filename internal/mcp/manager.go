@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -183,8 +183,8 @@ type pending struct {
 	name string
 }
 
-func (p *pending) Spec() provider.ToolSpec {
-	return provider.ToolSpec{Name: p.name, Parameters: []byte(`{"type":"object"}`)}
+func (p *pending) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: p.name, Parameters: []byte(`{"type":"object"}`)}
 }
 
 func (p *pending) Mutates() bool { return true }

@@ -14,10 +14,11 @@ import (
 // MaxOutput is where a result's text is cut: the limit of shell output.
 const MaxOutput = tool.MaxShellOutput
 
-// mapResult turns a tools/call result into a tool result (SPEC §21): text blocks
-// joined by newlines, an image or audio block as "[image: MIME, N bytes]", an
-// embedded text resource as its text, structuredContent as its JSON when there is no
-// text, isError kept, and everything past MaxOutput cut with a note.
+// mapResult turns a tools/call result into a tool result (docs/protocol.md,
+// "Tools from MCP servers"): text blocks joined by newlines, an image or audio block
+// as "[image: MIME, N bytes]", an embedded text resource as its text,
+// structuredContent as its JSON when there is no text, isError kept, and everything
+// past MaxOutput cut with a note.
 func mapResult(res *sdk.CallToolResult) tool.Result {
 	var parts []string
 	hasText := false

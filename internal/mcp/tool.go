@@ -12,7 +12,7 @@ import (
 	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -20,7 +20,7 @@ import (
 type Tool struct {
 	srv      *server
 	remote   string // the server's name of it
-	spec     provider.ToolSpec
+	spec     llm.ToolSpec
 	readOnly bool
 }
 
@@ -45,12 +45,12 @@ func newTool(s *server, n *namer, t *sdk.Tool) (*Tool, error) {
 	}
 	return &Tool{
 		srv: s, remote: t.Name,
-		spec:     provider.ToolSpec{Name: n.name(t.Name), Description: desc, Parameters: jsontext.Value(b)},
+		spec:     llm.ToolSpec{Name: n.name(t.Name), Description: desc, Parameters: jsontext.Value(b)},
 		readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 	}, nil
 }
 
-func (t *Tool) Spec() provider.ToolSpec { return t.spec }
+func (t *Tool) Spec() llm.ToolSpec { return t.spec }
 
 // Mutates: a tool the server marks readOnlyHint is treated like read_file, every
 // other one like shell.

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // The RPC families, zeroclaw_rpc_requests_total{method,outcome} and
@@ -68,18 +71,18 @@ const OutcomeOK = "ok"
 // outcomes names the daemon's error codes (docs/protocol.md, "Error codes"); any
 // other code is "error".
 var outcomes = map[int64]string{
-	-32700: "parse_error",
-	-32600: "invalid_request",
-	-32601: "method_not_found",
-	-32602: "invalid_params",
-	-32603: "internal_error",
-	-32000: "session_not_found",
-	-32001: "session_limit",
-	-32002: "session_busy",
-	-32004: "connection_limit",
-	-32010: "unauthenticated",
-	-32011: "version_mismatch",
-	-32012: "forbidden",
+	jsonrpc.CodeParseError:       "parse_error",
+	jsonrpc.CodeInvalidRequest:   "invalid_request",
+	jsonrpc.CodeMethodNotFound:   "method_not_found",
+	jsonrpc.CodeInvalidParams:    "invalid_params",
+	jsonrpc.CodeInternalError:    "internal_error",
+	protocol.CodeSessionNotFound: "session_not_found",
+	protocol.CodeSessionLimit:    "session_limit",
+	protocol.CodeSessionBusy:     "session_busy",
+	protocol.CodeConnectionLimit: "connection_limit",
+	protocol.CodeUnauthenticated: "unauthenticated",
+	protocol.CodeVersionMismatch: "version_mismatch",
+	protocol.CodeForbidden:       "forbidden",
 }
 
 // SampleEvery is how often a call of a method served inline (answered at once by

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // The GenAI semantic conventions' attributes the spans carry (docs/protocol.md,
@@ -60,7 +60,7 @@ type turnObserver struct {
 	start    time.Time
 }
 
-func (o *turnObserver) End(stopReason string, u provider.Usage) {
+func (o *turnObserver) End(stopReason string, u llm.Usage) {
 	o.t.m.TurnEnded(stopReason, time.Since(o.start))
 	o.span.SetAttributes(
 		attribute.StringSlice(attrFinish, []string{stopReason}),
@@ -110,7 +110,7 @@ func (c *modelCall) FirstToken() {
 	}
 }
 
-func (c *modelCall) End(u provider.Usage, err error) {
+func (c *modelCall) End(u llm.Usage, err error) {
 	c.turn.t.m.ModelCall(c.turn.provider, c.model, err == nil, c.first, u.InputTokens, u.OutputTokens)
 	c.span.SetAttributes(
 		attribute.Int(attrInputTokens, u.InputTokens),

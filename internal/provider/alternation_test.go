@@ -12,17 +12,17 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeanthropic"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeanthropic"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
 // The context builder, tested through what the fake servers receive: every way a
 // turn can end, followed by a new prompt, gives a request that strictly alternates
-// (SPEC §20), for each provider kind. The servers are strict: they answer 400 to
-// anything else, so the second turn would fail.
+// (docs/protocol.md, "Remote providers"), for each provider kind. The servers are
+// strict: they answer 400 to anything else, so the second turn would fail.
 
 // reply is what a fake answers, in either kind's script.
 type reply struct {
@@ -187,7 +187,8 @@ func TestEveryWayATurnEndsIsFollowedByAnAlternatingRequest(t *testing.T) {
 		{name: "error before output", first: []reply{{status: 500}}, stop: agent.Error, prompt: "first\n\nnext"},
 		{name: "error after output", first: []reply{{text: []string{"par", "tial"}, cut: true}}, stop: agent.Error, prompt: "first\n\nnext"},
 		{name: "cancel before output", first: []reply{{hold: true}}, cancel: "at request", stop: agent.Cancelled, prompt: "first\n\nnext"},
-		// SPEC §23: what the user saw stays the assistant's message; nothing merges.
+		// docs/protocol.md, "Remote providers": what the user saw stays the
+		// assistant's message; nothing merges.
 		{name: "cancel after output", first: []reply{{text: []string{"partial"}, hold: true}}, cancel: "at delta", stop: agent.Cancelled, prompt: "next"},
 		{name: "cancel after text and a tool call", first: []reply{{text: []string{"Let me look."}, call: true}, {text: []string{"partial"}, hold: true}},
 			cancel: "at second delta", stop: agent.Cancelled},

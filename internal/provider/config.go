@@ -19,7 +19,8 @@ type Config struct {
 	APIKeyEnv string        // name of an env var holding the key; used when APIKey is empty
 	Timeout   time.Duration // whole-request timeout; 0 means 300s
 	// MaxRetries is how many times a call that failed before any output with HTTP
-	// 429, 503, 529 or a connection error is tried again (SPEC §20); 0: never.
+	// 429, 503, 529 or a connection error is tried again (docs/protocol.md,
+	// "Remote providers"); 0: never.
 	MaxRetries int
 
 	// HTTPClient sends the requests of the openai and anthropic kinds. nil means a

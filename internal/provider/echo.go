@@ -12,7 +12,8 @@ import (
 )
 
 // Echo is the deterministic provider of kind echo: no network, so that clients can
-// be built and tested offline (SPEC §7). Its zero value is ready to use.
+// be built and tested offline (docs/protocol.md, "The echo provider"). Its zero value
+// is ready to use.
 //
 // The turn's prompt is the last RoleUser message. Lines of the prompt are separated
 // by "\n" (a "\r" before it is dropped). A call is the turn's first when no RoleTool
@@ -147,7 +148,8 @@ func contextWords(req Request) int {
 // wordCounts remembers the words of the long texts contextWords counted: every call
 // of a session sends its whole context again (a session keeps its context's
 // messages from turn to turn), and counting it each time would make each call's
-// cost grow with the session's history (SPEC §24). A text is known by where it
+// cost grow with the session's history (docs/protocol.md,
+// "A daemon that runs for months"). A text is known by where it
 // lies and its length; the cache keeps the text, so that the memory cannot hold
 // another text while its entry exists, and the comparison of a text with itself
 // is the comparison of two pointers. It keeps at most wordCacheBytes of texts.

@@ -5,8 +5,9 @@ import (
 	"strconv"
 )
 
-// Tool-call ids on the wire (SPEC §23). The daemon knows a call by a session-unique
-// id of its own (ToolCall.ID, SPEC §18); a model must be sent back the id it
+// Tool-call ids on the wire (docs/protocol.md, "Remote providers"). The daemon knows
+// a call by a session-unique id of its own (ToolCall.ID, docs/protocol.md,
+// "session/update"); a model must be sent back the id it
 // produced (ToolCall.ProviderID), since some servers check it: Mistral's API and
 // vLLM's Mistral templates refuse any id that is not 9 characters of [a-zA-Z0-9].
 // Where there is no such id (the provider gave none, the message comes from rows

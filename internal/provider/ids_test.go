@@ -54,7 +54,7 @@ func TestWireIDsMakeAnIDWhereThereIsNoneOrItRepeats(t *testing.T) {
 	// Turn 1 and 2: a server numbering its calls call_0 every answer; turn 3: a
 	// call without a provider id (the provider gave none, or a row from before
 	// they were kept); turn 4: ids repeating the daemon's own (rows from before
-	// §18's session-unique ids).
+	// the session-unique ids of docs/protocol.md, "session/update").
 	msgs := slices.Concat(
 		callTurn("one", ToolCall{ID: "tc_1_1", ProviderID: "call_0", Name: "a"}, ToolCall{ID: "tc_1_2", ProviderID: "call_1", Name: "a"}),
 		callTurn("two", ToolCall{ID: "tc_2_1", ProviderID: "call_0", Name: "a"}, ToolCall{ID: "tc_2_2", ProviderID: "call_1", Name: "a"}),

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// Lister is a provider that can list the models its server offers (SPEC §22):
-// GET <base_url>/models for the openai kind (whose base URL ends in /v1),
-// GET <base_url>/v1/models for anthropic. Echo does not list: its one model is
+// Lister is a provider that can list the models its server offers (docs/protocol.md,
+// "models/list"): GET <base_url>/models for the openai kind (whose base URL ends in
+// /v1), GET <base_url>/v1/models for anthropic. Echo does not list: its one model is
 // EchoModel.
 type Lister interface {
 	ListModels(ctx context.Context) ([]string, error)

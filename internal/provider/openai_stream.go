@@ -8,10 +8,11 @@ import (
 	"strings"
 )
 
-// The chunks of an OpenAI-compatible stream, as real servers send them (SPEC §23).
-// go-openai frames the stream (data lines, comments, [DONE], error events) and
-// hands over each event's JSON (RecvRaw); decoding it is done here, since servers
-// differ from OpenAI in ways go-openai's types cannot hold:
+// The chunks of an OpenAI-compatible stream, as real servers send them
+// (docs/protocol.md, "Remote providers"). go-openai frames the stream (data lines,
+// comments, [DONE], error events) and hands over each event's JSON (RecvRaw);
+// decoding it is done here, since servers differ from OpenAI in ways go-openai's
+// types cannot hold:
 //
 //   - a tool-call delta without index (one call at a time), with its id only on the
 //     first delta, with its id on every delta, or with no id at all;

@@ -10,52 +10,26 @@ package provider
 
 import (
 	"context"
-	"encoding/json/jsontext"
 	"errors"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// Role of a message in the model context.
-type Role string
+// The model vocabulary is internal/llm's; these names stay for the adapters.
+type (
+	Role     = llm.Role
+	Message  = llm.Message
+	ToolCall = llm.ToolCall
+	ToolSpec = llm.ToolSpec
+	Usage    = llm.Usage
+)
 
+// Roles of a message (internal/llm).
 const (
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-	RoleTool      Role = "tool" // a tool result
+	RoleUser      = llm.RoleUser
+	RoleAssistant = llm.RoleAssistant
+	RoleTool      = llm.RoleTool
 )
-
-// Message is one entry of the model context. System prompts are not messages: they
-// travel in Request.System, so a retained context never contains them.
-type Message struct {
-	Role Role
-	Text string
-	// ToolCalls are the calls an assistant message made.
-	ToolCalls []ToolCall
-	// ToolCallID, Name and IsError describe a tool result (RoleTool).
-	ToolCallID string
-	Name       string
-	IsError    bool
-}
-
-// ToolCall is one complete call the model asked for.
-//
-// ID is what the call is known by in the daemon (updates, the transcript, approvals,
-// the tool result's ToolCallID): the provider's id as a provider returns it, a
-// session-unique id once the agent renamed it (SPEC §18). ProviderID is the id the
-// provider gave, exactly, "" when it gave none; what a model is sent back is built
-// from it (wireIDs, SPEC §23).
-type ToolCall struct {
-	ID         string
-	ProviderID string
-	Name       string
-	Arguments  jsontext.Value // a JSON object; "{}" when the model gave none
-}
-
-// ToolSpec describes a tool to the model.
-type ToolSpec struct {
-	Name        string
-	Description string
-	Parameters  jsontext.Value // JSON Schema of the arguments object
-}
 
 // Request is one model call.
 type Request struct {
@@ -70,29 +44,6 @@ type Request struct {
 type Delta struct {
 	Thought bool // hidden reasoning (agent_thought_chunk), else visible text (agent_message_chunk)
 	Text    string
-}
-
-// Usage of one model call, in the provider's tokens (echo: whitespace-separated words).
-// InputTokens counts the whole prompt, cached tokens included; CachedInputTokens is
-// the part of it read from the provider's prompt cache (0 when it says nothing).
-type Usage struct {
-	InputTokens  int
-	OutputTokens int
-	// CachedInputTokens are input tokens the provider served from its prompt cache
-	// (0 when it reports none).
-	CachedInputTokens int
-	// ContextTokens is how large the model context is after the call, when the
-	// provider knows better than InputTokens+OutputTokens (echo, which counts the
-	// prompt's words only on a turn's first call); 0 means that sum.
-	ContextTokens int
-}
-
-// Context is the size of the model context after the call the usage is of.
-func (u Usage) Context() int {
-	if u.ContextTokens > 0 {
-		return u.ContextTokens
-	}
-	return u.InputTokens + u.OutputTokens
 }
 
 // Result is the outcome of one model call.

@@ -11,15 +11,15 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
-// SPEC §23: the openai kind against the fake switched into each real server's
-// quirk, strict as well: a turn of two parallel calls and a reply, then a second
-// turn of one call and a reply. Every request passes the fake's checks (roles
-// alternate, the ids are the server's own or made in Mistral's form, unique), and
-// the deltas, calls and usage come out as they would from OpenAI.
+// docs/protocol.md, "Remote providers": the openai kind against the fake switched
+// into each real server's quirk, strict as well: a turn of two parallel calls and a
+// reply, then a second turn of one call and a reply. Every request passes the fake's
+// checks (roles alternate, the ids are the server's own or made in Mistral's form,
+// unique), and the deltas, calls and usage come out as they would from OpenAI.
 
 // recording hooks keep what a turn streamed.
 type recording struct {
@@ -37,7 +37,7 @@ func (r *recording) Delta(d provider.Delta) {
 }
 func (r *recording) ToolCall(c provider.ToolCall) { r.calls = append(r.calls, c) }
 
-// sessionIDs renames calls as a session does (SPEC §18).
+// sessionIDs renames calls as a session does (docs/protocol.md, "session/update").
 func sessionIDs(turn string) func(string) string {
 	n := 0
 	return func(string) string {

@@ -10,12 +10,13 @@ import (
 	"time"
 )
 
-// Retries (SPEC §20). Both APIs ask clients to come back after a rate limit (429)
-// or an overload (503, 529, Anthropic's overloaded_error), and a connection can fail
-// before the server said anything. Such a call is tried again, at most the entry's
-// max_retries times, but only while nothing has streamed: once a delta reached the
-// caller, a second attempt would repeat it. This is the one retry policy: the
-// Anthropic SDK's own is switched off (newAnthropic) and go-openai has none.
+// Retries (docs/protocol.md, "Remote providers"). Both APIs ask clients to come back
+// after a rate limit (429) or an overload (503, 529, Anthropic's overloaded_error),
+// and a connection can fail before the server said anything. Such a call is tried
+// again, at most the entry's max_retries times, but only while nothing has streamed:
+// once a delta reached the caller, a second attempt would repeat it. This is the one
+// retry policy: the Anthropic SDK's own is switched off (newAnthropic) and go-openai
+// has none.
 
 // Backoff between attempts: retryBase doubled after each attempt up to retryBackoffMax,
 // the upper half of it random, unless the server said how long to wait

@@ -15,13 +15,14 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeanthropic"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeanthropic"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
-// The retry policy of SPEC §20, on fake time: each test runs in a synctest bubble,
-// and the fake servers are served in-process (handlerTransport), so that a wait
-// between attempts is the only thing that makes the clock move.
+// The retry policy (docs/protocol.md, "Remote providers"), on fake time: each test
+// runs in a synctest bubble, and the fake servers are served in-process
+// (handlerTransport), so that a wait between attempts is the only thing that makes
+// the clock move.
 
 // handlerTransport serves requests with h in the calling process, streaming the
 // response through a pipe. A handler that panics with http.ErrAbortHandler cuts

@@ -9,10 +9,11 @@ import "slices"
 // Both APIs want turns that alternate, and strict chat templates on
 // OpenAI-compatible servers (vLLM, llama.cpp with Jinja templates, several open
 // models) answer HTTP 400 to anything else, for every later prompt of the session
-// (SPEC §20). A context can break the rule in a few ways: a turn that ended with no
-// assistant message (a provider error, a cancel before any output, a crash) leaves
-// its prompt followed by the next one; a crash can leave a tool call without a
-// result; an assistant message can say nothing. alternating mends each.
+// (docs/protocol.md, "Remote providers"). A context can break the rule in a few ways:
+// a turn that ended with no assistant message (a provider error, a cancel before any
+// output, a crash) leaves its prompt followed by the next one; a crash can leave a
+// tool call without a result; an assistant message can say nothing. alternating mends
+// each.
 
 // alternating returns msgs in a shape both APIs accept:
 //

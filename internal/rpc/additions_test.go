@@ -10,8 +10,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 )
 
-// The native additions of SPEC §18 that ACP editors (and several clients on one
-// session) rely on.
+// The native additions (docs/protocol.md, "Several clients on one session") that ACP
+// editors (and several clients on one session) rely on.
 
 func TestEveryTurnBeginsWithTheUserMessageAsReceived(t *testing.T) {
 	h := sessionServer(t, session.Options{})

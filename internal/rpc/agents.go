@@ -8,7 +8,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 )
 
-// The agents family (SPEC §18): which agents a caller may open sessions with.
+// The agents family (docs/protocol.md, "agents/list"): which agents a caller may open
+// sessions with.
 
 func (s *Server) agentMethods() []methodRow {
 	return []methodRow{{name: "agents/list", grant: auth.SessionsRead, handler: s.agentsList}}

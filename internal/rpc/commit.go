@@ -121,7 +121,7 @@ func (s *Server) storedIntact(ctx context.Context, sess *session.Session, p uplo
 }
 
 // logStorage logs the details of a storage failure, which the client's answer
-// leaves out (SPEC §12), and returns err.
+// leaves out (docs/protocol.md, "Error codes"), and returns err.
 func (s *Server) logStorage(err error, sess *session.Session) error {
 	var se *upload.StorageError
 	if errors.As(err, &se) {

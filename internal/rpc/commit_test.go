@@ -112,9 +112,9 @@ func TestAConfigSetCompletesWhileALargeUploadLands(t *testing.T) {
 	}
 }
 
-// Issue 12, SPEC §16: an upload whose index write fails answers -32603 and never
-// success; what was stored before stays, and once the store works again the same
-// upload lands without a restart.
+// Issue 12, docs/protocol.md, "Storage failures": an upload whose index write fails
+// answers -32603 and never success; what was stored before stays, and once the store
+// works again the same upload lands without a restart.
 func TestAnUploadWhoseIndexWriteFailsAnswersAnInternalError(t *testing.T) {
 	var failing atomic.Bool
 	st, err := store.Open(filepath.Join(t.TempDir(), "sessions.db"), store.Options{FailWrites: func(op string) error {

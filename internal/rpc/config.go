@@ -9,10 +9,11 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// The config family (SPEC §6, §11, and the seed's "Atomic configuration writes"),
-// and the pairing family (pairing.go).
+// The config family (docs/protocol.md, "Configuration", "config/set" and
+// "config/set-many"), and the pairing family (pairing.go).
 
 // configMethods returns the config and pairing methods. A Server built without a
 // config store or pairings gets in-memory ones here, before it serves: the
@@ -152,7 +153,7 @@ func (s *Server) writeConfig(ctx context.Context, c *connState, entries []config
 			if batch {
 				data["index"] = i
 			}
-			return jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: this principal may not change "+e.Prop, data)
+			return jsonrpc.NewError(protocol.CodeForbidden, "forbidden: this principal may not change "+e.Prop, data)
 		}
 	}
 	if err := tx.Commit(entries); err != nil {

@@ -11,7 +11,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The session controls family (SPEC §22): modes, models, titles, compaction, fork.
+// The session controls family (docs/protocol.md, "Session controls"): modes, models,
+// titles, compaction, fork.
 
 func (s *Server) controlMethods() []methodRow {
 	return []methodRow{
@@ -143,8 +144,8 @@ func (s *Server) sessionFork(ctx context.Context, c *connState, params jsontext.
 	return s.cfg.Sessions.Fork(ctx, sess.ID, c.caller(), p.Title)
 }
 
-// checkOperationID validates an operationId (SPEC §18): 1 to maxOperationID
-// characters; nil is none ("").
+// checkOperationID validates an operationId (docs/protocol.md, "session/prompt"): 1
+// to maxOperationID characters; nil is none ("").
 func checkOperationID(id *string) (string, error) {
 	if id == nil {
 		return "", nil

@@ -13,8 +13,9 @@ import (
 
 // TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel fills every one of
 // a connection's 64 in-flight slots with prompts that wait for approval, then uses
-// that same connection for status, session/approve and session/cancel (SPEC §15):
-// each answers while the prompts still hold their slots, and every prompt then ends.
+// that same connection for status, session/approve and session/cancel
+// (docs/protocol.md, "Delivery"): each answers while the prompts still hold their
+// slots, and every prompt then ends.
 func TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	p := h.peer(t, "")
@@ -59,7 +60,7 @@ func TestAConnectionWhoseSlotsAreAllHeldCanStillSeeApproveAndCancel(t *testing.T
 
 // TestAPromptsAnswerComesBeforeTheNextTurnsUpdates: with a second prompt queued
 // behind the first on one connection, the first prompt's answer arrives before any
-// update of the second turn (SPEC §15), every time.
+// update of the second turn (docs/protocol.md, "Delivery"), every time.
 func TestAPromptsAnswerComesBeforeTheNextTurnsUpdates(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	p := h.peer(t, "")

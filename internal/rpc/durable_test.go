@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
 // failingStore opens a store whose writes of the named operation fail while *on.
@@ -321,8 +321,9 @@ func TestSeqKeepsIncreasingAcrossARestart(t *testing.T) {
 }
 
 // TestKillOrDeleteDuringATurnAnswersItCancelled: both cancel the running turn
-// before their storage step (SPEC §9), so its prompt answers cancelled, not a storage
-// failure, even though delete removed the turn's rows.
+// before their storage step (docs/protocol.md, "Durable sessions"), so its prompt
+// answers cancelled, not a storage failure, even though delete removed the turn's
+// rows.
 func TestKillOrDeleteDuringATurnAnswersItCancelled(t *testing.T) {
 	for _, op := range []string{"kill", "delete"} {
 		t.Run(op, func(t *testing.T) {

@@ -3,16 +3,18 @@ package rpc
 import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// sessionCodes maps the kinds of session errors to the codes of SPEC §12.
+// sessionCodes maps the kinds of session errors to the codes (docs/protocol.md,
+// "Error codes").
 var sessionCodes = map[session.Kind]int64{
 	session.Invalid:   jsonrpc.CodeInvalidParams,
-	session.NotFound:  jsonrpc.CodeSessionNotFound,
-	session.Limit:     jsonrpc.CodeSessionLimit,
-	session.Busy:      jsonrpc.CodeSessionBusy,
+	session.NotFound:  protocol.CodeSessionNotFound,
+	session.Limit:     protocol.CodeSessionLimit,
+	session.Busy:      protocol.CodeSessionBusy,
 	session.Storage:   jsonrpc.CodeInternalError,
-	session.Forbidden: jsonrpc.CodeForbidden,
+	session.Forbidden: protocol.CodeForbidden,
 	session.Failed:    jsonrpc.CodeInternalError,
 }
 

@@ -9,9 +9,10 @@ import (
 )
 
 // uploadToWire gives the upload package's domain errors their wire form, for
-// toWire: a refusal is -32602 with data.reason (SPEC §10) and its figures, a
-// malformed param -32602 with data.param, a storage failure -32603 whose message
-// names no path (SPEC §12, §16; commit logs the details). It reports false for any
+// toWire: a refusal is -32602 with data.reason (docs/protocol.md, "Files") and its
+// figures, a malformed param -32602 with data.param, a storage failure -32603 whose
+// message names no path (docs/protocol.md, "Error codes" and "Storage failures";
+// commit logs the details). It reports false for any
 // other error.
 func uploadToWire(err error) (*jsonrpc.Error, bool) {
 	var (

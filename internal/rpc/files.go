@@ -17,7 +17,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The files family (SPEC §10 and the seed's "Chunked uploads"): file/attach and the
+// The files family (docs/protocol.md, "Files"): file/attach and the
 // three chunked upload methods. Both ways land through the one commit step
 // (commit.go).
 

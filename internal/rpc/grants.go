@@ -7,6 +7,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 func forbidden(g auth.Grant) error {
@@ -14,11 +15,11 @@ func forbidden(g auth.Grant) error {
 	if g == auth.Admin {
 		msg = "forbidden: only an admin may do this"
 	}
-	return jsonrpc.NewError(jsonrpc.CodeForbidden, msg, map[string]any{"grant": g})
+	return jsonrpc.NewError(protocol.CodeForbidden, msg, map[string]any{"grant": g})
 }
 
 func agentForbidden(alias string) error {
-	return jsonrpc.NewError(jsonrpc.CodeForbidden,
+	return jsonrpc.NewError(protocol.CodeForbidden,
 		fmt.Sprintf("forbidden: agent %q is not among the agents this principal may use", alias),
 		map[string]any{"reason": "agent_not_allowed", "agentAlias": alias})
 }
@@ -41,7 +42,7 @@ func (c *connState) credential() (auth.Credential, error) {
 }
 
 // errNoToken answers a remote connection without a valid pairing token.
-var errNoToken = jsonrpc.NewError(jsonrpc.CodeUnauthenticated,
+var errNoToken = jsonrpc.NewError(protocol.CodeUnauthenticated,
 	"authentication required: initialize over WSS needs authToken, a pairing token (zeroclaw pair)",
 	map[string]any{"reason": "auth_token_required"})
 
@@ -93,7 +94,7 @@ func (c *connState) authorize(ctx context.Context, row *methodRow) (context.Cont
 		return ctx, forbidden(row.grant)
 	}
 	if row.localOnly && c.peer.Remote {
-		return ctx, jsonrpc.NewError(jsonrpc.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
+		return ctx, jsonrpc.NewError(protocol.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
 			map[string]any{"reason": "local_only", "method": row.name})
 	}
 	if row.inline {
@@ -134,10 +135,10 @@ func (c *connState) authority(cfg config.Config) (auth.Authority, error) {
 	}
 	a, err := c.srv.policy().Resolve(cfg, cred)
 	if err != nil {
-		return a, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
+		return a, jsonrpc.Errorf(protocol.CodeUnauthenticated, "authentication failed: %v", err)
 	}
 	if a.Principal.ID != h.principal.ID {
-		return a, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated,
+		return a, jsonrpc.Errorf(protocol.CodeUnauthenticated,
 			"authentication failed: this connection's credential now maps to %s, not %s; initialize again",
 			a.Principal.ID, h.principal.ID)
 	}

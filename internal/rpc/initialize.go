@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // ClientInfo names the client program, for logs.
@@ -51,7 +52,7 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 		version = *p.ProtocolVersion
 	}
 	if version != ProtocolVersion {
-		return nil, jsonrpc.NewError(jsonrpc.CodeVersionMismatch, "unsupported protocol version",
+		return nil, jsonrpc.NewError(protocol.CodeVersionMismatch, "unsupported protocol version",
 			map[string]any{"supported": []int{ProtocolVersion}, "requested": version})
 	}
 	// On a local endpoint the operating system vouches for the peer: its uid is the
@@ -63,7 +64,7 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 			if p.AuthToken == "" {
 				return nil, errNoToken
 			}
-			return nil, jsonrpc.NewError(jsonrpc.CodeUnauthenticated,
+			return nil, jsonrpc.NewError(protocol.CodeUnauthenticated,
 				"authentication failed: authToken is not a paired token (revoked, or never paired)",
 				map[string]any{"reason": "auth_token_invalid"})
 		}
@@ -71,7 +72,7 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 	}
 	a, err := s.policy().Resolve(s.cfg.Config.Current(), cred)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "authentication failed: %v", err)
+		return nil, jsonrpc.Errorf(protocol.CodeUnauthenticated, "authentication failed: %v", err)
 	}
 	if pairing != "" {
 		if err := c.track(pairing); err != nil {
@@ -93,7 +94,7 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 	}, nil
 }
 
-// newInstanceID makes the id of one daemon start (SPEC §18): a client that sees it
-// change across a reconnect knows the daemon restarted, and that turns running
-// before were interrupted rather than still streaming.
+// newInstanceID makes the id of one daemon start (docs/protocol.md, "initialize"): a
+// client that sees it change across a reconnect knows the daemon restarted, and that
+// turns running before were interrupted rather than still streaming.
 func newInstanceID() string { return "inst_" + rand.Text() }

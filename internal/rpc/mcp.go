@@ -14,8 +14,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The tools family (SPEC §21): the MCP servers' state, and the tools a session or
-// an agent has.
+// The tools family (docs/protocol.md, "mcp/status" and "tools/list"): the MCP
+// servers' state, and the tools a session or an agent has.
 
 // MCPStatus reports the daemon's MCP servers (internal/mcp's Manager).
 type MCPStatus interface {
@@ -116,7 +116,7 @@ func entryOf(t tool.Tool, source, server string) toolEntry {
 
 // CallTool sends tool/call to the client (a request of ours, id zc-out-N) and
 // waits for its answer; when ctx ends first (a cancel, the timeout) the request is
-// withdrawn with $/cancel_request {requestId} (SPEC §21).
+// withdrawn with $/cancel_request {requestId} (docs/protocol.md, "tool/call").
 func (c *connState) CallTool(ctx context.Context, p session.ToolCallParams) (session.ToolCallResult, error) {
 	var r session.ToolCallResult
 	var id jsonrpc.ID

@@ -302,7 +302,7 @@ func TestClientToolsSurviveALagDetach(t *testing.T) {
 	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/attach","params":{"sessionId":%q},"id":"at"}`, sid))
 	b.until(isResponse("at"))
 	// a reads nothing while a turn streams far more than its socket holds.
-	sendPrompt(b, sid, strings.Repeat("word ", 400_000), "big")
+	sendPrompt(b, sid, strings.Repeat("word ", 40_000), "big")
 	b.until(isResponse("big"))
 	lag, _ := a.until(updateType("lagged"))
 	after := lag["params"].(map[string]any)["afterSeq"]

@@ -54,7 +54,8 @@ func readPace(t *testing.T, r *bufio.Reader, conn net.Conn, within time.Duration
 // TestAReaderAt1msPerFrameIsNeverLaggedThroughAn8000UpdateTurn: under the default
 // settings, a client that takes a millisecond over every frame reads an echo turn
 // of 8,000 chunks to its end: never lagged, every update in seq order, the chunks
-// adding up to the reply, then the answer (SPEC §24).
+// adding up to the reply, then the answer (docs/protocol.md,
+// "A daemon that runs for months").
 func TestAReaderAt1msPerFrameIsNeverLaggedThroughAn8000UpdateTurn(t *testing.T) {
 	h := sessionServer(t, session.Options{})
 	c := h.client(t)
@@ -102,10 +103,12 @@ func TestAReaderAt1msPerFrameIsNeverLaggedThroughAn8000UpdateTurn(t *testing.T) 
 // its prompter do not wait for it. Once it took nothing for 30 s it is detached;
 // reading again, it finds what was on its way, then lagged {afterSeq} with the last
 // seq it was sent, and session/attach from there delivers the rest, with no gap and
-// no duplicate (SPEC §15, §24).
+// no duplicate (docs/protocol.md, "A client that falls behind" and
+// "No reader is lost").
 func TestAReaderThatStopsIsLaggedAndRecoversThroughAttach(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The write stall that closes a connection (§2) is set past the lag.
+		// The write stall that closes a connection (docs/protocol.md, "Limits") is
+		// set past the lag.
 		h := startBubbleServer(t, Config{WriteTimeout: time.Hour}, agentsConfig(), session.Options{})
 		p := h.peer(t, "")
 		sid := p.newSession(`{"agentAlias":"full"}`)
@@ -169,7 +172,8 @@ func TestAReaderThatStopsIsLaggedAndRecoversThroughAttach(t *testing.T) {
 // TestAPrompterThatStopsReadingIsToldLaggedBeforeTheAnswer: the prompting client
 // itself stops reading through an 8,000-chunk turn. Once it took nothing for 30 s
 // it is detached; reading again, it finds what was on its way, then lagged, and
-// only then the prompt's answer, which waited on its cursor (SPEC §15, §24).
+// only then the prompt's answer, which waited on its cursor (docs/protocol.md,
+// "A client that falls behind").
 func TestAPrompterThatStopsReadingIsToldLaggedBeforeTheAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startBubbleServer(t, Config{WriteTimeout: time.Hour}, agentsConfig(), session.Options{})

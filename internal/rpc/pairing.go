@@ -11,9 +11,9 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The pairing family (SPEC §11), admin only (their rows). A pairing token is how a
-// WSS peer authenticates; on the wire a token's user is a [users] name, or null for
-// a token that acts as the operator.
+// The pairing family (docs/protocol.md, "Configuration"), admin only (their rows). A
+// pairing token is how a WSS peer authenticates; on the wire a token's user is a
+// [users] name, or null for a token that acts as the operator.
 
 func (s *Server) pairingMethods() []methodRow {
 	return []methodRow{

@@ -10,7 +10,8 @@ import (
 )
 
 // TestFramesAStalledConnectionHoldsAreNotWrittenOver: the session's tail writes
-// its blocks of frames again once nothing reads them (SPEC §24: a cursor, not a copy
+// its blocks of frames again once nothing reads them (docs/protocol.md,
+// "A daemon that runs for months": a cursor, not a copy
 // per connection). A connection that stops reading holds frames of those blocks in
 // its queue and in the write it is blocked in, after its cursor passed them. Two
 // more turns stream on the session meanwhile, filling and recycling blocks; when

@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // Protocol and server versions announced by initialize and status.
@@ -37,7 +38,7 @@ type Peer struct {
 	UID   int    // -1 when unknown
 	PID   int    // -1 when unknown
 	// Remote marks a connection from the network (WSS): the chunked upload methods
-	// are served on local connections only (SPEC §11).
+	// are served on local connections only (docs/protocol.md, "Authorization").
 	Remote bool
 }
 
@@ -75,8 +76,9 @@ type Config struct {
 	Fingerprint string
 
 	// OutboundFrames and OutboundBytes bound the notifications queued for one
-	// connection (SPEC §15, rpc.outbound_frames and rpc.outbound_bytes); zero means
-	// jsonrpc.OutboundFrames and jsonrpc.OutboundBytes.
+	// connection (docs/protocol.md, "Delivery", rpc.outbound_frames and
+	// rpc.outbound_bytes); zero means jsonrpc.OutboundFrames and
+	// jsonrpc.OutboundBytes.
 	OutboundFrames, OutboundBytes int
 
 	// Store is the durable store the sessions live in; the upload index is kept
@@ -125,14 +127,15 @@ type method func(ctx context.Context, c *connState, params jsontext.Value) (any,
 // the one table from them, and the gate (connState.Handle) serves every call by it.
 type methodRow struct {
 	name  string
-	grant auth.Grant // what the caller needs (SPEC §11); initialize alone has none
+	grant auth.Grant // what the caller needs (docs/protocol.md, "Authorization"); initialize alone has none
 	// inline methods never wait (no I/O, no lock held for long): the reader serves
 	// them itself, in order, since a goroutine per call would cost more than the call.
 	// Their handlers must keep nothing of their ctx past their return, nor of their
 	// params: the reader serves them from its buffer, which the next frame reuses.
 	inline bool
-	// priority methods never wait for an in-flight slot (SPEC §15): a client whose
-	// slots are all held by running prompts can still see, approve and cancel them.
+	// priority methods never wait for an in-flight slot (docs/protocol.md,
+	// "Delivery"): a client whose slots are all held by running prompts can still
+	// see, approve and cancel them.
 	priority bool
 	// localOnly methods are refused to remote (WSS) peers with -32012.
 	localOnly bool
@@ -224,7 +227,8 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 		Inline:  s.inline,
 		InPlace: s.inline,
 		// These never wait for an in-flight slot: a client whose slots are all held
-		// by running prompts can still see, approve and cancel them (SPEC §15).
+		// by running prompts can still see, approve and cancel them
+		// (docs/protocol.md, "Delivery").
 		Priority: func(r *jsonrpc.Request) bool {
 			row := s.methods[r.Method]
 			return row != nil && row.priority
@@ -269,10 +273,10 @@ func (s *Server) admit(c *connState) *jsonrpc.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "daemon is shutting down", map[string]any{"reason": "shutting_down"})
+		return jsonrpc.NewError(protocol.CodeConnectionLimit, "daemon is shutting down", map[string]any{"reason": "shutting_down"})
 	}
 	if len(s.conns) >= s.cfg.MaxConnections {
-		return jsonrpc.NewError(jsonrpc.CodeConnectionLimit, "connection limit reached",
+		return jsonrpc.NewError(protocol.CodeConnectionLimit, "connection limit reached",
 			map[string]any{"reason": "connection_limit", "limit": s.cfg.MaxConnections})
 	}
 	s.conns[c] = struct{}{}
@@ -376,7 +380,7 @@ type handshake struct {
 	capabilities ClientCapabilities
 }
 
-// Handle is the gate of SPEC §5 in front of the method table.
+// Handle is the gate (docs/protocol.md, "Handshake") in front of the method table.
 func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	row, known := c.srv.methods[req.Method]
 	if !c.initialized.Load() {
@@ -386,7 +390,7 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			// would leave the client unsure whether it took effect.
 			return nil, nil
 		case known && req.Method != "initialize":
-			return nil, jsonrpc.Errorf(jsonrpc.CodeUnauthenticated, "first call must be initialize")
+			return nil, jsonrpc.Errorf(protocol.CodeUnauthenticated, "first call must be initialize")
 		}
 	}
 	if !known {
@@ -396,7 +400,8 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	}
 	start := c.clock(row)
 	if req.Method != "initialize" {
-		// The grant of SPEC §11, against the caller's current authority (grants.go).
+		// The grant (docs/protocol.md, "Authorization"), against the caller's current
+		// authority (grants.go).
 		var err error
 		if ctx, err = c.authorize(ctx, row); err != nil {
 			row.metrics.Done(c.shard, start, wireCode(err))
@@ -423,7 +428,7 @@ func (c *connState) caller() session.Caller {
 
 // Deliver queues session/update notifications while the connection's window for
 // them has room (session.Subscriber): the session's cursor paces the stream to the
-// client's reading (SPEC §24).
+// client's reading (docs/protocol.md, "A daemon that runs for months").
 func (c *connState) Deliver(updates []jsontext.Value, frames [][]byte) (int, error) {
 	if frames != nil && c.conn.FramesNDJSON() {
 		return c.conn.NotifyPacedFrames(frames) // no copy: written from the tail
@@ -439,13 +444,14 @@ func (c *connState) PacedBytes() (queued, released uint64) { return c.conn.Paced
 // (session.Subscriber): the cursor has no goroutine of its own.
 func (c *connState) Want(p session.Puller) error { return c.conn.Want(p) }
 
-// Lagged tells the client it fell behind sessionID (SPEC §15, §24): one
-// session/update {sessionId, type: "lagged", afterSeq}, queued right behind the last
-// update it was sent and before any later response (the prompt's answer among them),
-// so the client learns of the gap before it learns the turn ended.
+// Lagged tells the client it fell behind sessionID (docs/protocol.md, "Delivery" and
+// "A client that falls behind"): one session/update {sessionId, type: "lagged",
+// afterSeq}, queued right behind the last update it was sent and before any later
+// response (the prompt's answer among them), so the client learns of the gap before
+// it learns the turn ended.
 func (c *connState) Lagged(sessionID string, afterSeq uint64) {
 	c.srv.cfg.Metrics.Lagged()
-	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: "lagged", AfterSeq: afterSeq})
+	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: protocol.Lagged, AfterSeq: afterSeq})
 	if err != nil {
 		c.log.Info("the connection closed before it could be told it lagged", "session", sessionID)
 	}

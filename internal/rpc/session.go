@@ -9,7 +9,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// The session family: SPEC §6, §7 and §14.
+// The session family: docs/protocol.md, "Methods", "Turns and session/update" and
+// "session/attach".
 
 func (s *Server) sessionMethods() []methodRow {
 	return []methodRow{
@@ -59,7 +60,8 @@ type newParams struct {
 	Cwd          string `json:"cwd"`
 	SessionID    string `json:"sessionId"`
 	KeepSiblings bool   `json:"keep_siblings"`
-	// ClientTools are the tools this connection serves for the session (SPEC §21).
+	// ClientTools are the tools this connection serves for the session
+	// (docs/protocol.md, "tool/call").
 	ClientTools []session.ClientToolDef `json:"clientTools"`
 }
 
@@ -117,7 +119,8 @@ type promptParams struct {
 	OperationID *string         `json:"operationId"`
 }
 
-// maxOperationID is the longest operationId, in characters (SPEC §18).
+// maxOperationID is the longest operationId, in characters (docs/protocol.md,
+// "session/prompt").
 const maxOperationID = 128
 
 func (s *Server) sessionPrompt(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
@@ -218,7 +221,7 @@ type attachParams struct {
 	SessionID string  `json:"sessionId"`
 	AfterSeq  *uint64 `json:"afterSeq"`
 	// ClientTools, when given, replace the tools this connection serves for the
-	// session; omitted, those it served before stay (SPEC §21).
+	// session; omitted, those it served before stay (docs/protocol.md, "tool/call").
 	ClientTools []session.ClientToolDef `json:"clientTools"`
 }
 
@@ -229,7 +232,8 @@ type attachResult struct {
 }
 
 // sessionAttach attaches the connection to a live or durable session (restoring it)
-// and replays the stored updates after afterSeq first (SPEC §14).
+// and replays the stored updates after afterSeq first (docs/protocol.md,
+// "session/attach").
 func (s *Server) sessionAttach(ctx context.Context, c *connState, params jsontext.Value) (any, error) {
 	var p attachParams
 	if err := decodeSession(params, &p, &p.SessionID); err != nil {

@@ -232,7 +232,8 @@ func TestUnansweredElicitationGivesNoAnswerAfter300Seconds(t *testing.T) {
 		}
 		r := p.updateOf("tool_result")
 		// The tool gives up at exactly 300 s; its update is delivered once the
-		// replay log stored it, within the log's 2 ms window (SPEC §24).
+		// replay log stored it, within the log's 2 ms window (docs/protocol.md,
+		// "A daemon that runs for months").
 		if d := time.Since(asked); d < 300*time.Second || d > 300*time.Second+2*time.Millisecond {
 			t.Errorf("gave up %s after asking, want 300s (and at most the replay log's 2 ms)", d)
 		}

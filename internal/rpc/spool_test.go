@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
 )
 
@@ -121,11 +121,11 @@ func TestAnUploadsTemporaryFileGoesWithItWhenItIsNotCommitted(t *testing.T) {
 	}
 }
 
-// SPEC §16 on a real full disk (a tmpfs, as root), for a spooled upload: whether
-// the disk is full before its chunks or fills while they arrive, the commit answers
-// -32603, naming no path, and leaves no temporary file; when the space returns
-// before the commit, the commit lands the upload whole (it writes what the spool
-// could not); and the daemon goes on working without a restart.
+// docs/protocol.md, "Storage failures", on a real full disk (a tmpfs, as root), for a
+// spooled upload: whether the disk is full before its chunks or fills while they
+// arrive, the commit answers -32603, naming no path, and leaves no temporary file;
+// when the space returns before the commit, the commit lands the upload whole (it
+// writes what the spool could not); and the daemon goes on working without a restart.
 func TestASpooledUploadOnAFullDiskFailsVisiblyOrLandsWhole(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fs := fullfs.Mount(t, 8<<20)

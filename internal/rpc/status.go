@@ -5,20 +5,12 @@ import (
 	"encoding/json/jsontext"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-type statusResult struct {
-	ServerVersion   string         `json:"serverVersion"`
-	ProtocolVersion int            `json:"protocolVersion"`
-	PID             int            `json:"pid"`
-	UptimeMs        int64          `json:"uptimeMs"`
-	DataDir         string         `json:"dataDir"`
-	Endpoint        string         `json:"endpoint"`
-	Connections     int            `json:"connections"`
-	ActiveSessions  int            `json:"activeSessions"`
-	Sessions        []session.Info `json:"sessions"`
-}
+// statusResult is the result of status: package protocol's shape, which the client
+// decodes.
+type statusResult protocol.Status
 
 // status reports the server and the sessions the caller may see. Params are ignored.
 // The answer is read when it is encoded, right after this returns (statusAnswer).

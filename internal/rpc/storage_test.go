@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 )
 
-// SPEC §16 through the store's failure injection point (store.Options.FailWrites),
-// so these run without root; cmd/zeroclaw's storage test does the same on a really
-// full file system.
+// docs/protocol.md, "Storage failures", through the store's failure injection point
+// (store.Options.FailWrites), so these run without root; cmd/zeroclaw's storage test
+// does the same on a really full file system.
 
 // faults fails the store writes it names, as a full disk does, until cleared; a
 // write may first be let through a number of times.
@@ -309,7 +309,7 @@ func wantRecovered(t *testing.T, f *faults, p *peer, sid string) {
 
 // The prompt's user_message is the session's first update: when no seq can be
 // reserved for it, the prompt is not stored and answers -32603 before the model is
-// called (SPEC §16), and nothing is sent.
+// called (docs/protocol.md, "Storage failures"), and nothing is sent.
 func TestAPromptWhoseSeqCannotBeReservedFailsBeforeTheModelIsCalled(t *testing.T) {
 	h, f, fake := faultyServer(t)
 	p := h.peer(t, "")

@@ -62,7 +62,8 @@ func startServer(b *testing.B) string {
 		b.Fatal(err)
 	}
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
-	// The default settings: a client reading at its pace is never lagged (SPEC §24).
+	// The default settings: a client reading at its pace is never lagged
+	// (docs/protocol.md, "A daemon that runs for months").
 	srv := rpc.NewServer(rpc.Config{DataDir: dir, Endpoint: path, DaemonUID: os.Getuid(), Logger: log, Sessions: sessions})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -233,8 +234,9 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 // BenchmarkLongSession: one op is one echo turn of a one-line prompt, all in one
-// session, so that a turn's cost as the history grows shows (SPEC §24: the 5,000th
-// turn at most 1.25 times the 100th). Run it long and profile it:
+// session, so that a turn's cost as the history grows shows (docs/protocol.md,
+// "A daemon that runs for months": the 5,000th turn at most 1.25 times the 100th).
+// Run it long and profile it:
 //
 //	go test -run '^$' -bench LongSession -benchtime 5000x -cpuprofile cpu.out ./internal/session/
 func BenchmarkLongSession(b *testing.B) {

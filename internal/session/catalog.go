@@ -25,11 +25,12 @@ type Agent struct {
 	MaxContextMessages int
 	// ProviderName is the agent's [providers.<name>]; Models its models list (`models`,
 	// empty: ask the provider), ContextWindow its context window in tokens (0:
-	// unknown) (SPEC §22).
+	// unknown) (docs/protocol.md, "models/list").
 	ProviderName  string
 	Models        []string
 	ContextWindow int
-	// MCPServers are the [mcp.servers] the agent uses (SPEC §21), sorted.
+	// MCPServers are the [mcp.servers] the agent uses (docs/protocol.md,
+	// "Tools from MCP servers"), sorted.
 	MCPServers []string
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -17,7 +17,8 @@ import (
 // Options.ClientToolTimeout is not set (rpc.client_tool_timeout_secs).
 const ClientToolTimeout = 120 * time.Second
 
-// ClientToolDef is one tool a connection serves for a session (SPEC §21).
+// ClientToolDef is one tool a connection serves for a session (docs/protocol.md,
+// "tool/call").
 type ClientToolDef struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
@@ -61,8 +62,8 @@ type clientTool struct {
 	def ClientToolDef
 }
 
-func (t *clientTool) Spec() provider.ToolSpec {
-	return provider.ToolSpec{Name: t.def.Name, Description: t.def.Description, Parameters: t.def.InputSchema}
+func (t *clientTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: t.def.Name, Description: t.def.Description, Parameters: t.def.InputSchema}
 }
 
 func (t *clientTool) Mutates() bool { return !t.def.ReadOnly }

@@ -8,12 +8,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// session/compact (SPEC §22): the session's own model summarises the retained
-// context, and the summary replaces it when it is smaller.
+// session/compact (docs/protocol.md, "session/compact"): the session's own model
+// summarises the retained context, and the summary replaces it when it is smaller.
 
 // Limits of a compaction.
 const (
@@ -129,9 +130,9 @@ func (s *Session) compact(runCtx context.Context, t *runningTurn, instructions s
 		case err != nil:
 			return CompactResult{}, err
 		default:
-			snapshot := []provider.Message{
-				{Role: provider.RoleUser, Text: CompactedPrompt},
-				{Role: provider.RoleAssistant, Text: summary},
+			snapshot := []llm.Message{
+				{Role: llm.RoleUser, Text: CompactedPrompt},
+				{Role: llm.RoleAssistant, Text: summary},
 			}
 			if after := contextSize(snapshot); after < before {
 				res.Compacted, res.After = true, after
@@ -157,7 +158,7 @@ func (s *Session) compact(runCtx context.Context, t *runningTurn, instructions s
 
 // summarise asks the session's model for a summary of history, within the
 // deadline, and returns it cut to SummaryMax characters.
-func (s *Session) summarise(runCtx context.Context, history []provider.Message, instructions string) (string, provider.Usage, error) {
+func (s *Session) summarise(runCtx context.Context, history []llm.Message, instructions string) (string, llm.Usage, error) {
 	ctx, cancel := context.WithTimeout(runCtx, CompactDeadline)
 	defer cancel()
 	ask := CompactRequest
@@ -165,8 +166,8 @@ func (s *Session) summarise(runCtx context.Context, history []provider.Message, 
 		ask += "\n\nThe user's instructions for the summary: " + instructions
 	}
 	model, _ := s.controls()
-	msgs := append(append(make([]provider.Message, 0, len(history)+1), history...),
-		provider.Message{Role: provider.RoleUser, Text: ask})
+	msgs := append(append(make([]llm.Message, 0, len(history)+1), history...),
+		llm.Message{Role: llm.RoleUser, Text: ask})
 	res, err := s.Agent.Provider.Stream(ctx, provider.Request{
 		Model: model, System: compactSystem, Messages: msgs, Tools: toolSpecs(s),
 	}, func(provider.Delta) {})
@@ -198,8 +199,8 @@ func (s *Session) summarise(runCtx context.Context, history []provider.Message, 
 
 // toolSpecs are the agent's tools as the model sees them: a context with tool calls
 // needs them declared (Anthropic refuses it otherwise), though the summary calls none.
-func toolSpecs(s *Session) []provider.ToolSpec {
-	specs := make([]provider.ToolSpec, 0, len(s.Agent.Tools))
+func toolSpecs(s *Session) []llm.ToolSpec {
+	specs := make([]llm.ToolSpec, 0, len(s.Agent.Tools))
 	for _, t := range s.Agent.Tools {
 		specs = append(specs, t.Spec())
 	}
@@ -209,7 +210,7 @@ func toolSpecs(s *Session) []provider.ToolSpec {
 
 // contextSize is the size of a model context in characters: every message's text,
 // its tool calls' names and arguments, and tool results' names.
-func contextSize(msgs []provider.Message) int {
+func contextSize(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += utf8.RuneCountInString(m.Text) + utf8.RuneCountInString(m.Name)

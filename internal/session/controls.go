@@ -11,13 +11,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 )
 
-// Session controls (SPEC §22): the mode, model and title session/set chooses,
-// durable, applied from the next model call.
+// Session controls (docs/protocol.md, "Session controls"): the mode, model and title
+// session/set chooses, durable, applied from the next model call.
 
-// Modes are the autonomy levels of SPEC §7, least permissive first.
+// Modes are the autonomy levels (docs/protocol.md, "Turns and session/update"), least
+// permissive first.
 var Modes = []string{config.ReadOnly, config.Supervised, config.Full}
 
 // TitleMaxSet is the most characters a title set by session/set has.
@@ -74,7 +76,7 @@ func (s *Session) controls() (model, autonomy string) {
 }
 
 // Title is the session's title: the one session/set chose, else the first line of
-// its first user message (SPEC §18).
+// its first user message (docs/protocol.md, "session/list").
 func (s *Session) Title(ctx context.Context) string {
 	s.mu.Lock()
 	title := s.ctl.Title
@@ -83,7 +85,7 @@ func (s *Session) Title(ctx context.Context) string {
 		return title
 	}
 	rows, _, err := s.mgr.st.Messages(ctx, s.ID, 1, 1)
-	if err != nil || len(rows) == 0 || rows[0].Role != string(provider.RoleUser) {
+	if err != nil || len(rows) == 0 || rows[0].Role != string(llm.RoleUser) {
 		return ""
 	}
 	return Title(rows[0].Text)

@@ -13,11 +13,12 @@ import (
 // errNoSuchSession: neither live nor stored.
 var errNoSuchSession = errors.New("no such session")
 
-// obtain returns the live session id or restores it from the store (SPEC §9):
-// an interrupted turn is recovered first, the model context is rebuilt from the
-// latest snapshot and later checkpoints, and seq continues after its durable mark.
-// forNew selects the answers of session/new (session_id_taken) over those of the
-// other methods (not found). errNoSuchSession when the id is unknown everywhere.
+// obtain returns the live session id or restores it from the store (docs/protocol.md,
+// "Durable sessions"): an interrupted turn is recovered first, the model context is
+// rebuilt from the latest snapshot and later checkpoints, and seq continues after its
+// durable mark. forNew selects the answers of session/new (session_id_taken) over
+// those of the other methods (not found). errNoSuchSession when the id is unknown
+// everywhere.
 func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) (*Session, error) {
 	foreign := func() error {
 		if forNew {
@@ -90,7 +91,8 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 	return s, nil
 }
 
-// Kill tombstones a session (SPEC §9): its history stays, it is never restored again.
+// Kill tombstones a session (docs/protocol.md, "Durable sessions"): its history
+// stays, it is never restored again.
 func (m *Manager) Kill(ctx context.Context, id string, c Caller) error {
 	return m.retire(ctx, id, c, store.OpKill, func(ctx context.Context) error {
 		return m.st.Kill(ctx, id, time.Now())
@@ -164,8 +166,8 @@ type ListEntry struct {
 	MessageCount int    `json:"messageCount"`
 	State        string `json:"state"` // running, idle (live), closed (durable only), killed
 	WorkspaceDir string `json:"workspaceDir"`
-	Title        string `json:"title"` // SPEC §18: see Title; the one session/set chose (§22)
-	Usage        Usage  `json:"usage"` // the session's totals (SPEC §22)
+	Title        string `json:"title"` // docs/protocol.md, "session/list": see Title; the one session/set chose
+	Usage        Usage  `json:"usage"` // the session's totals (docs/protocol.md, "session/list")
 }
 
 // TitleMax is the most characters a session's title has.

@@ -11,7 +11,8 @@ type Kind int
 
 // The kinds of session errors.
 const (
-	// Invalid: the request's params are wrong (SPEC §12 -32602).
+	// Invalid: the request's params are wrong (-32602, docs/protocol.md,
+	// "Error codes").
 	Invalid Kind = iota + 1
 	// NotFound: no such session, or one the caller may not see, or a killed one.
 	NotFound
@@ -21,8 +22,8 @@ const (
 	Busy
 	// Storage: a write or read the session owes storage failed.
 	Storage
-	// Forbidden: the caller may not do this (SPEC §22: a mode more permissive than
-	// the agent's autonomy, asked by a non-admin).
+	// Forbidden: the caller may not do this (docs/protocol.md, "session/set": a mode
+	// more permissive than the agent's autonomy, asked by a non-admin).
 	Forbidden
 	// Failed: the model call a session control needed failed (session/compact).
 	Failed
@@ -55,7 +56,7 @@ func AsError(err error) (*Error, bool) {
 }
 
 // errNotFound answers a session that does not exist or that the caller may not see:
-// the two are indistinguishable on purpose (SPEC §11).
+// the two are indistinguishable on purpose (docs/protocol.md, "Authorization").
 func errNotFound(id string) *Error {
 	return &Error{Kind: NotFound, Msg: "session not found: " + id, Details: map[string]any{"sessionId": id}}
 }

@@ -15,9 +15,9 @@ type ForkResult struct {
 
 // Fork makes a new durable session of the same owner, agent and workspace as id,
 // with a copy of its visible transcript, its retained context and its controls
-// (title replaced when given) (SPEC §22). It waits for the source's turn slot, so
-// the copy is of a session between turns. The fork is not live: session/new with
-// its id, session/attach or a prompt opens it.
+// (title replaced when given) (docs/protocol.md, "session/fork"). It waits for the
+// source's turn slot, so the copy is of a session between turns. The fork is not
+// live: session/new with its id, session/attach or a prompt opens it.
 func (m *Manager) Fork(ctx context.Context, id string, c Caller, title *string) (ForkResult, error) {
 	if title != nil {
 		if err := checkTitle(*title); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
@@ -31,7 +32,7 @@ func (h *hooks) Delta(d provider.Delta) {
 }
 
 // ToolCall announces a call; a file tool's carries the places it touches.
-func (h *hooks) ToolCall(call provider.ToolCall) {
+func (h *hooks) ToolCall(call llm.ToolCall) {
 	u := h.update(ToolCallUpdate)
 	u.ToolCallID, u.Name, u.RawInput = call.ID, call.Name, args(call.Arguments)
 	if l, ok := h.s.Agent.Tools[call.Name].(tool.Locator); ok {
@@ -41,7 +42,7 @@ func (h *hooks) ToolCall(call provider.ToolCall) {
 }
 
 // ToolResult reports a result, with the diff of a file it changed.
-func (h *hooks) ToolResult(call provider.ToolCall, r tool.Result) {
+func (h *hooks) ToolResult(call llm.ToolCall, r tool.Result) {
 	u := h.update(ToolResultUpdate)
 	u.ToolCallID, u.Name = call.ID, call.Name
 	u.RawOutput, u.IsError = &r.Output, &r.IsError
@@ -59,14 +60,14 @@ func (h *hooks) Plan(entries []tool.PlanEntry) {
 	h.s.publish(u)
 }
 
-// Message records each message of the model context as it happens (SPEC §9): the
-// prompt opened the turn (beginTurn stored it before the model was called), every
-// later message is a checkpoint event of its own, so a crash loses at most the one
-// being written. An answer without tool calls ends the turn: it is held and stored
-// with the turn's end, in the same write (commitTurn), unless another message
-// follows it, which stores it first. A checkpoint that cannot be stored ends the
-// turn (storage.go).
-func (h *hooks) Message(m provider.Message) {
+// Message records each message of the model context as it happens (docs/protocol.md,
+// "Durable sessions"): the prompt opened the turn (beginTurn stored it before the
+// model was called), every later message is a checkpoint event of its own, so a crash
+// loses at most the one being written. An answer without tool calls ends the turn: it
+// is held and stored with the turn's end, in the same write (commitTurn), unless
+// another message follows it, which stores it first. A checkpoint that cannot be
+// stored ends the turn (storage.go).
+func (h *hooks) Message(m llm.Message) {
 	if h.turn.promptStored { // the prompt: stored before the model was called
 		h.turn.promptStored = false
 		return
@@ -81,7 +82,7 @@ func (h *hooks) Message(m provider.Message) {
 			return
 		}
 	}
-	if m.Role == provider.RoleAssistant && len(m.ToolCalls) == 0 {
+	if m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0 {
 		h.turn.final = &m
 		return
 	}
@@ -89,7 +90,7 @@ func (h *hooks) Message(m provider.Message) {
 }
 
 // store appends m as a checkpoint of the turn.
-func (h *hooks) store(m provider.Message) {
+func (h *hooks) store(m llm.Message) {
 	s, ctx := h.s, h.turn.storage
 	id, err := s.mgr.st.AppendCheckpoint(ctx, s.ID, h.turn.id, m)
 	if s.deleted(err) {
@@ -103,10 +104,11 @@ func (h *hooks) store(m provider.Message) {
 	h.turn.stored(s, id)
 }
 
-// Approve asks the attached clients (SPEC §7): an approval_request update, then the
-// first session/approve wins; after the timeout the call is rejected. Either way
-// every client then learns the request is over through request_resolved.
-func (h *hooks) Approve(ctx context.Context, call provider.ToolCall) (bool, string) {
+// Approve asks the attached clients (docs/protocol.md, "Turns and session/update"):
+// an approval_request update, then the first session/approve wins; after the timeout
+// the call is rejected. Either way every client then learns the request is over
+// through request_resolved.
+func (h *hooks) Approve(ctx context.Context, call llm.ToolCall) (bool, string) {
 	s := h.s
 	s.mu.Lock()
 	if s.always[call.Name] {
@@ -239,7 +241,7 @@ func toolEnv(s *Session, t *runningTurn) tool.Env {
 }
 
 // progress publishes a running call's progress as a tool_progress update of the
-// turn (SPEC §21).
+// turn (docs/protocol.md, "Tools from MCP servers").
 func (h *hooks) progress(callID string, p tool.Progress) {
 	u := h.update(ToolProgress)
 	u.ToolCallID, u.Message = callID, p.Message

@@ -22,9 +22,10 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Limits of SPEC §7 and §9.
+// Limits (docs/protocol.md, "Limits").
 const (
 	MaxSessions     = 64
 	MaxQueued       = 32
@@ -41,13 +42,15 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	ElicitTimeout   time.Duration
 	// LagAfter is how long a connection may take no update of a session it is
-	// behind on before it is detached as lagged (SPEC §24); zero means LagAfter.
+	// behind on before it is detached as lagged (docs/protocol.md,
+	// "A daemon that runs for months"); zero means LagAfter.
 	LagAfter time.Duration
 	Logger   *slog.Logger
-	// Store keeps sessions durably (SPEC §9): transcripts, model context,
-	// checkpoints, the replay log. Required.
+	// Store keeps sessions durably (docs/protocol.md, "Durable sessions"):
+	// transcripts, model context, checkpoints, the replay log. Required.
 	Store *store.Store
-	// MCP runs the MCP servers agents use (SPEC §21); nil: none.
+	// MCP runs the MCP servers agents use (docs/protocol.md,
+	// "Tools from MCP servers"); nil: none.
 	MCP MCPTools
 	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
 	ClientToolTimeout func() time.Duration
@@ -121,6 +124,9 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 
 // SetCatalog installs the agents of a new configuration for sessions created after.
 func (m *Manager) SetCatalog(c *Catalog) { m.catalog.Store(c) }
+
+// SetReplayBytes applies rpc.replay_bytes to every session's stream.
+func (m *Manager) SetReplayBytes(n int64) { m.feeds.SetReplayBytes(n) }
 
 // Caller is who asks: the connection's principal.
 type Caller struct {
@@ -305,11 +311,7 @@ func (m *Manager) Close(id string, c Caller) error {
 }
 
 // Info describes a live session for status.
-type Info struct {
-	SessionID  string `json:"sessionId"`
-	AgentAlias string `json:"agentAlias"`
-	State      string `json:"state"`
-}
+type Info = protocol.LiveSession
 
 // List returns the live sessions the caller may see, by id.
 func (m *Manager) List(c Caller) []Info {

@@ -8,16 +8,17 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// operation is a session/prompt operation id (SPEC §18) claimed in this process:
-// from the prompt that claimed it until its turn has ended, or until it failed to
-// start one. A repeat of the id waits for it instead of starting a second turn.
+// operation is a session/prompt operation id (docs/protocol.md, "session/prompt")
+// claimed in this process: from the prompt that claimed it until its turn has ended,
+// or until it failed to start one. A repeat of the id waits for it instead of
+// starting a second turn.
 type operation struct {
 	done   chan struct{}
 	result *outcome // set before done closes, when a turn (or compaction) ran
 }
 
 // outcome is what an operation id answers: a prompt's result or a compaction's
-// (SPEC §22: one space of ids per session, shared by both).
+// (docs/protocol.md, "session/compact": one space of ids per session, shared by both).
 type outcome struct {
 	prompt  *PromptResult
 	compact *CompactResult

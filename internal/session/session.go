@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
@@ -28,10 +28,10 @@ type Session struct {
 	done chan struct{} // closed by shutdown
 
 	mu         sync.Mutex
-	context    []provider.Message // the model context after the last turn
-	contextIDs []int64            // the checkpoint id of each message of context; 0 when unknown
-	checkpoint int64              // the id of the last checkpoint stored
-	waiting    int                // prompts queued behind the running turn
+	context    []llm.Message // the model context after the last turn
+	contextIDs []int64       // the checkpoint id of each message of context; 0 when unknown
+	checkpoint int64         // the id of the last checkpoint stored
+	waiting    int           // prompts queued behind the running turn
 	turn       *runningTurn
 	stale      bool                   // a turn failed in storage: context must be reloaded (storage.go)
 	unfinished string                 // the turn a storage failure left running in the store, if any
@@ -60,7 +60,7 @@ type runningTurn struct {
 	calls        int     // tool calls named so far; only the turn touches it
 	ids          []int64 // the ids of the checkpoints the turn stored, in order; only the turn touches it
 	// final is the turn's answer, held by the hook to be stored with the turn's end.
-	final *provider.Message
+	final *llm.Message
 }
 
 // stored records that the turn's next checkpoint was stored as id.
@@ -72,7 +72,7 @@ func (t *runningTurn) stored(s *Session, id int64) {
 }
 
 // callID names the turn's next tool call "tc_<turn>_<n>": unique within the session
-// (SPEC §18), short enough for every provider's limit on ids.
+// (docs/protocol.md, "session/update"), short enough for every provider's limit on ids.
 func (t *runningTurn) callID(string) string {
 	t.calls++
 	return fmt.Sprintf("tc_%s_%d", strings.TrimPrefix(t.id, "turn_"), t.calls)

@@ -9,12 +9,12 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
-// What a turn does when a write it owes storage fails (SPEC §16): it fails, visibly,
-// and never reports success.
+// What a turn does when a write it owes storage fails (docs/protocol.md,
+// "Storage failures"): it fails, visibly, and never reports success.
 //
 //   - The prompt is stored (BeginTurn) before the model is called; when that fails the
 //     prompt answers a Storage error and nothing else happens.
@@ -47,7 +47,7 @@ func (s *Session) beginTurn(t *runningTurn, text string, quoted jsontext.Value) 
 	// shown once that commits: it needs no group commit of its own (the first
 	// update of a turn reached its client after two commits), and a prompt that
 	// cannot be stored shows none.
-	prompt := provider.Message{Role: provider.RoleUser, Text: text}
+	prompt := llm.Message{Role: llm.RoleUser, Text: text}
 	var id int64
 	err := s.feed.PublishStored(func(seq uint64, behind bool) ([]byte, bool, error) {
 		raw, err := s.userMessage(t.id, seq, text, quoted)
@@ -104,7 +104,8 @@ func (s *Session) userMessage(turnID string, seq uint64, text string, quoted jso
 
 // deleted reports whether err is the store's answer for a turn of a session that
 // session/delete removed while the turn ran: not a storage failure, since there is
-// nothing left to store (SPEC §9: delete cancels, then removes).
+// nothing left to store (docs/protocol.md, "Durable sessions": delete cancels, then
+// removes).
 func (s *Session) deleted(err error) bool {
 	if !errors.Is(err, store.ErrNotFound) {
 		return false

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Live is the number of live sessions, read without the manager's lock: the
@@ -24,7 +24,7 @@ func (s *Session) observeTurn(ctx context.Context) (context.Context, agent.TurnO
 }
 
 // turnEnded ends the watch of observeTurn.
-func turnEnded(obs agent.TurnObserver, stopReason string, u provider.Usage) {
+func turnEnded(obs agent.TurnObserver, stopReason string, u llm.Usage) {
 	if obs != nil {
 		obs.End(stopReason, u)
 	}

@@ -4,15 +4,16 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
 
 // trim keeps the retained model context within the agent's max_context_messages
-// (SPEC §9). Once it exceeds the limit, older messages leave it down to the low
-// water mark (lowWater), so that a session at its limit trims once every few
-// turns, not on every one (a trim is a store write and a history_trimmed update
-// its turn's answer waits for: SPEC §24's flat turn cost). The new snapshot starts
+// (docs/protocol.md, "Durable sessions"). Once it exceeds the limit, older messages
+// leave it down to the low water mark (lowWater), so that a session at its limit
+// trims once every few turns, not on every one (a trim is a store write and a
+// history_trimmed update its turn's answer waits for: the flat turn cost of
+// docs/protocol.md, "A daemon that runs for months"). The new snapshot starts
 // at a user message, so no tool result loses its call. The snapshot and the
 // checkpoint boundary it covers commit in one transaction, and only then is
 // history_trimmed sent; when the write fails nothing is sent and the context stays
@@ -34,7 +35,7 @@ func (s *Session) trim(t *runningTurn) {
 	}
 	if cut < 0 { // one turn alone is longer than the limit: keep from its prompt
 		for i := len(ctxMsgs) - 1; i >= 0; i-- {
-			if ctxMsgs[i].Role == provider.RoleUser {
+			if ctxMsgs[i].Role == llm.RoleUser {
 				cut = i
 				break
 			}
@@ -43,7 +44,7 @@ func (s *Session) trim(t *runningTurn) {
 	if cut <= 0 {
 		return
 	}
-	snapshot := append([]provider.Message(nil), ctxMsgs[cut:]...)
+	snapshot := append([]llm.Message(nil), ctxMsgs[cut:]...)
 	keptIDs, err := s.trimStore(t, ids, cut, snapshot, boundary)
 	if err != nil {
 		s.mgr.log.Error("trimming the retained context failed; nothing trimmed", "session", s.ID, "err", err)
@@ -62,7 +63,7 @@ func (s *Session) trim(t *runningTurn) {
 // keeps snapshot, and returns the ids of what it keeps: TrimBefore when the kept
 // messages are checkpoints (the ones without an id after the first being answers
 // the store supplies again), else a snapshot covering boundary.
-func (s *Session) trimStore(t *runningTurn, ids []int64, cut int, snapshot []provider.Message, boundary int64) ([]int64, error) {
+func (s *Session) trimStore(t *runningTurn, ids []int64, cut int, snapshot []llm.Message, boundary int64) ([]int64, error) {
 	if len(ids) == len(snapshot)+cut && ids[cut] > 0 {
 		var kept []int64
 		for _, id := range ids[cut:] {
@@ -92,9 +93,9 @@ func lowWater(limit int) int { return limit - limit/8 }
 
 // firstPrompt is the index of the first user message of msgs at from or after it
 // (from below 0 counts as 0), or -1.
-func firstPrompt(msgs []provider.Message, from int) int {
+func firstPrompt(msgs []llm.Message, from int) int {
 	for i := max(from, 0); i < len(msgs); i++ {
-		if msgs[i].Role == provider.RoleUser {
+		if msgs[i].Role == llm.RoleUser {
 			return i
 		}
 	}

@@ -6,12 +6,13 @@ import (
 	"sync"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/stack"
 )
 
-// publishUsage sends the usage update of one model call of turn (SPEC §22).
-func (s *Session) publishUsage(turnID string, u provider.Usage) {
+// publishUsage sends the usage update of one model call of turn (docs/protocol.md,
+// "Session controls").
+func (s *Session) publishUsage(turnID string, u llm.Usage) {
 	in, out, size := u.InputTokens, u.OutputTokens, u.Context()
 	s.publish(&Update{TurnID: turnID, Type: UsageUpdate, InputTokens: &in, OutputTokens: &out,
 		CachedInputTokens: u.CachedInputTokens, ContextTokens: &size, ContextWindow: s.Agent.ContextWindow})
@@ -36,7 +37,8 @@ type PromptResult struct {
 // the prompting connection, ahead of anything sent there later. Until then (or
 // until the prompting caller goes away, or the session closes) the session's next
 // turn does not start, so on that connection the answer to a prompt always comes
-// before any update of the next turn (SPEC §15). jsonrpc calls it (jsonrpc.Queued).
+// before any update of the next turn (docs/protocol.md, "Delivery"). jsonrpc calls it
+// (jsonrpc.Queued).
 func (r PromptResult) Queued() {
 	if r.release != nil {
 		r.release()
@@ -57,7 +59,8 @@ type Usage struct {
 // behind at most MaxQueued others. The turn runs on its own: if ctx ends (the
 // prompting connection closed) Prompt returns, and the turn goes on for the session's
 // other connections. A prompt repeating an operationID the session has seen runs no
-// turn: it answers with that turn's result, waiting while it runs (SPEC §18).
+// turn: it answers with that turn's result, waiting while it runs (docs/protocol.md,
+// "session/prompt").
 func (s *Session) Prompt(ctx context.Context, text, operationID string) (PromptResult, error) {
 	return s.PromptQuoted(ctx, text, nil, operationID)
 }
@@ -103,7 +106,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 	}
 	s.setTurnLocked(t)
 	s.mu.Unlock()
-	if err := s.beginTurn(t, text, quoted); err != nil { // before any model call (SPEC §16)
+	if err := s.beginTurn(t, text, quoted); err != nil { // before any model call (docs/protocol.md, "Storage failures")
 		s.mu.Lock()
 		s.setTurnLocked(nil)
 		s.mu.Unlock()
@@ -134,7 +137,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 			Env:     toolEnv(s, t),
 			Context: history, Prompt: text,
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
-			Controls: s.controls, Used: func(u provider.Usage) { s.publishUsage(t.id, u) },
+			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u) },
 			Observer: obs,
 		})
 		storageErr := s.commitTurn(t, out)

@@ -4,32 +4,24 @@ import (
 	"encoding/json/jsontext"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
-// Update types of session/update (SPEC §7, §14).
+// Update types of session/update: package protocol's names.
 const (
-	AgentMessageChunk = "agent_message_chunk"
-	AgentThoughtChunk = "agent_thought_chunk"
-	ToolCallUpdate    = "tool_call"
-	ToolResultUpdate  = "tool_result"
-	ApprovalRequest   = "approval_request"
-	HistoryTrimmed    = "history_trimmed"
-	RequestResolved   = "request_resolved"
-	// Plan is update_plan's plan, whole, each time the model updates it (SPEC §21).
-	Plan = "plan"
-	// UserMessage opens every turn with the prompt as the turn received it
-	// (attachment markers included), so other clients see what was asked (SPEC §18).
-	UserMessage = "user_message"
-	// SessionInfo tells every attached client the session's mode, model and title
-	// after session/set changed one; HistoryCompacted follows a session/compact that
-	// replaced the retained context. Neither belongs to a turn (no turnId). Usage
-	// follows every model call of a turn (SPEC §22).
-	SessionInfo      = "session_info"
-	HistoryCompacted = "history_compacted"
-	UsageUpdate      = "usage"
-	// ToolProgress is a running tool's progress (an MCP server's progress
-	// notifications, SPEC §21).
-	ToolProgress = "tool_progress"
+	AgentMessageChunk = protocol.AgentMessageChunk
+	AgentThoughtChunk = protocol.AgentThoughtChunk
+	ToolCallUpdate    = protocol.ToolCall
+	ToolResultUpdate  = protocol.ToolResult
+	ApprovalRequest   = protocol.ApprovalRequest
+	HistoryTrimmed    = protocol.HistoryTrimmed
+	RequestResolved   = protocol.RequestResolved
+	Plan              = protocol.Plan
+	UserMessage       = protocol.UserMessage
+	SessionInfo       = protocol.SessionInfo
+	HistoryCompacted  = protocol.HistoryCompacted
+	UsageUpdate       = protocol.Usage
+	ToolProgress      = protocol.ToolProgress
 )
 
 // Update is the params of one session/update notification. Which fields are set
@@ -75,8 +67,9 @@ type Update struct {
 	Message           string   `json:"message,omitzero"`
 }
 
-// ElicitParams are the params of elicitation/create (SPEC §8). RequestID names the
-// question in request_resolved when another client answered first.
+// ElicitParams are the params of elicitation/create (docs/protocol.md,
+// "elicitation/create"). RequestID names the question in request_resolved when
+// another client answered first.
 type ElicitParams struct {
 	SessionID       string         `json:"sessionId"`
 	Mode            string         `json:"mode"`

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // A realistic checkpoint: an assistant message of about 300 bytes with a tool call.
@@ -129,10 +129,10 @@ func BenchmarkStreamedTurnStorage(b *testing.B) {
 	for b.Loop() {
 		i++
 		id := fmt.Sprint("t", i)
-		if _, err := s.BeginTurnFor(ctx, "s1", id, "", provider.Message{Role: provider.RoleUser, Text: text}); err != nil {
+		if _, err := s.BeginTurnFor(ctx, "s1", id, "", llm.Message{Role: llm.RoleUser, Text: text}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.AppendCheckpoint(ctx, "s1", id, provider.Message{Role: provider.RoleAssistant, Text: text}); err != nil {
+		if _, err := s.AppendCheckpoint(ctx, "s1", id, llm.Message{Role: llm.RoleAssistant, Text: text}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.EndTurnWith(ctx, "s1", id, TurnResult{StopReason: "end_turn", Text: text}); err != nil {

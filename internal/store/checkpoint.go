@@ -12,7 +12,8 @@ import (
 // Timing and bounds of the checkpointer: the WAL is copied back into the database
 // file checkpointDelay after a write (the writes of that time share one checkpoint),
 // truncated to nothing once writes paused for idleTruncate, and truncated whatever
-// it costs the writes once it passed walBound (SPEC §24). journalLimit is SQLite's
+// it costs the writes once it passed walBound (docs/protocol.md,
+// "A daemon that runs for months"). journalLimit is SQLite's
 // journal_size_limit: the size a WAL file that is started over is cut back to.
 const (
 	checkpointDelay = 50 * time.Millisecond
@@ -209,8 +210,9 @@ func (c *checkpointer) checkpoint() {
 // background steps keep it far below that (the write that finds it past
 // walFilling starts them at once); this stalls a write only when they fell
 // behind (a loaded machine, a long reader), where a bound that depends on a
-// goroutine being scheduled in time would not hold (SPEC §24). A stat costs a
-// microsecond, a small part of a commit.
+// goroutine being scheduled in time would not hold (docs/protocol.md,
+// "A daemon that runs for months"). A stat costs a microsecond, a small part of a
+// commit.
 func (c *checkpointer) bound() {
 	fi, err := os.Stat(c.wal)
 	switch {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // The WAL is copied back into the database file by the store's checkpointer, in
@@ -35,10 +35,10 @@ func TestTheWALIsCheckpointedInTheBackground(t *testing.T) {
 	const turns = 20 // some 6 MB of WAL: more than SQLite's autocheckpoint, less than walBound
 	for i := range turns {
 		id := "t" + string(rune('a'+i%26)) + string(rune('a'+i/26))
-		if _, err := s.BeginTurnFor(ctx, "s1", id, "", provider.Message{Role: provider.RoleUser, Text: text}); err != nil {
+		if _, err := s.BeginTurnFor(ctx, "s1", id, "", llm.Message{Role: llm.RoleUser, Text: text}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AppendCheckpoint(ctx, "s1", id, provider.Message{Role: provider.RoleAssistant, Text: text}); err != nil {
+		if _, err := s.AppendCheckpoint(ctx, "s1", id, llm.Message{Role: llm.RoleAssistant, Text: text}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.EndTurn(ctx, "s1", id); err != nil {
@@ -95,7 +95,7 @@ func TestAWriteThatFillsTheWALStartsACheckpointAtOnce(t *testing.T) {
 			t.Fatalf("200 turns left the WAL at %d bytes, never past %d", fileSize(t, path+"-wal"), walFilling)
 		}
 		id := fmt.Sprintf("t%d", turns)
-		if _, err := s.BeginTurnFor(ctx, "s1", id, "", provider.Message{Role: provider.RoleUser, Text: text}); err != nil {
+		if _, err := s.BeginTurnFor(ctx, "s1", id, "", llm.Message{Role: llm.RoleUser, Text: text}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.EndTurn(ctx, "s1", id); err != nil {

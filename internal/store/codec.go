@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// storedMessage is the on-disk form of a provider.Message (checkpoints and
+// storedMessage is the on-disk form of a llm.Message (checkpoints and
 // snapshots). It is its own type with explicit names so that renaming a field of
-// provider.Message cannot silently change what old databases mean.
+// llm.Message cannot silently change what old databases mean.
 type storedMessage struct {
 	Role       string       `json:"role"`
 	Text       string       `json:"text,omitzero"`
@@ -25,10 +25,10 @@ type storedMessage struct {
 // produced, and a model can produce invalid JSON; a checkpoint must not be lost
 // over it.
 //
-// ProviderID is the id the provider gave the call (SPEC §23), beside the daemon's
-// own ID: absent in rows stored before it was kept, and where the provider gave
-// none. The model context is rebuilt from it, so a session restored from these rows
-// sends the model the ids it produced.
+// ProviderID is the id the provider gave the call (docs/protocol.md,
+// "Remote providers"), beside the daemon's own ID: absent in rows stored before it
+// was kept, and where the provider gave none. The model context is rebuilt from it,
+// so a session restored from these rows sends the model the ids it produced.
 type storedCall struct {
 	ID         string `json:"id"`
 	ProviderID string `json:"provider_id,omitzero"`
@@ -40,7 +40,7 @@ type storedCall struct {
 // error: losing a byte beats losing a checkpoint.
 var codecOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
 
-func toStored(m provider.Message) storedMessage {
+func toStored(m llm.Message) storedMessage {
 	sm := storedMessage{Role: string(m.Role), Text: m.Text, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
 	for _, c := range m.ToolCalls {
 		sm.ToolCalls = append(sm.ToolCalls, storedCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: string(c.Arguments)})
@@ -48,14 +48,14 @@ func toStored(m provider.Message) storedMessage {
 	return sm
 }
 
-func fromStored(sm storedMessage) provider.Message {
-	m := provider.Message{Role: provider.Role(sm.Role), Text: sm.Text, ToolCallID: sm.ToolCallID, Name: sm.Name, IsError: sm.IsError}
+func fromStored(sm storedMessage) llm.Message {
+	m := llm.Message{Role: llm.Role(sm.Role), Text: sm.Text, ToolCallID: sm.ToolCallID, Name: sm.Name, IsError: sm.IsError}
 	for _, c := range sm.ToolCalls {
 		var args jsontext.Value
 		if c.Arguments != "" {
 			args = jsontext.Value(c.Arguments)
 		}
-		m.ToolCalls = append(m.ToolCalls, provider.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: args})
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: args})
 	}
 	return m
 }
@@ -64,7 +64,7 @@ func fromStored(sm storedMessage) provider.Message {
 // checkpoint row binds, whose room is reserved beforehand from m's size: a 40 KB
 // prompt or answer was copied twice more, into Marshal's result and then into
 // the string.
-func encodeMessage(m provider.Message) (string, error) {
+func encodeMessage(m llm.Message) (string, error) {
 	var b strings.Builder
 	b.Grow(encodedSize(m))
 	if err := json.MarshalWrite(&b, toStored(m), codecOpts); err != nil {
@@ -75,7 +75,7 @@ func encodeMessage(m provider.Message) (string, error) {
 
 // encodedSize is about what m's stored form takes: its strings with an eighth for
 // escapes (a newline is two bytes), and the names around them.
-func encodedSize(m provider.Message) int {
+func encodedSize(m llm.Message) int {
 	n := len(m.Text) + len(m.ToolCallID) + len(m.Name)
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.ProviderID) + len(c.Name) + len(c.Arguments) + 64
@@ -87,8 +87,8 @@ func encodedSize(m provider.Message) int {
 // JSON string (quoted, nil when not): a user message of text alone is then its
 // stored form with quoted as the text, a copy instead of an encoding. (A client's
 // escapes may differ from encodeMessage's; the message decodes the same.)
-func encodePrompt(m provider.Message, quoted jsontext.Value) (string, error) {
-	if quoted == nil || m.Role != provider.RoleUser || m.Text == "" || len(m.ToolCalls) > 0 ||
+func encodePrompt(m llm.Message, quoted jsontext.Value) (string, error) {
+	if quoted == nil || m.Role != llm.RoleUser || m.Text == "" || len(m.ToolCalls) > 0 ||
 		m.ToolCallID != "" || m.Name != "" || m.IsError {
 		return encodeMessage(m)
 	}
@@ -101,15 +101,15 @@ func encodePrompt(m provider.Message, quoted jsontext.Value) (string, error) {
 	return b.String(), nil
 }
 
-func decodeMessage(b []byte) (provider.Message, error) {
+func decodeMessage(b []byte) (llm.Message, error) {
 	var sm storedMessage
 	if err := json.Unmarshal(b, &sm, codecOpts); err != nil {
-		return provider.Message{}, fmt.Errorf("store: decoding a stored message: %w", err)
+		return llm.Message{}, fmt.Errorf("store: decoding a stored message: %w", err)
 	}
 	return fromStored(sm), nil
 }
 
-func encodeMessages(ms []provider.Message) ([]byte, error) {
+func encodeMessages(ms []llm.Message) ([]byte, error) {
 	out := make([]storedMessage, len(ms)) // never nil: an empty snapshot is "[]", not "null"
 	for i, m := range ms {
 		out[i] = toStored(m)
@@ -121,12 +121,12 @@ func encodeMessages(ms []provider.Message) ([]byte, error) {
 	return b, nil
 }
 
-func decodeMessages(b []byte) ([]provider.Message, error) {
+func decodeMessages(b []byte) ([]llm.Message, error) {
 	var sms []storedMessage
 	if err := json.Unmarshal(b, &sms, codecOpts); err != nil {
 		return nil, fmt.Errorf("store: decoding a snapshot: %w", err)
 	}
-	out := make([]provider.Message, len(sms))
+	out := make([]llm.Message, len(sms))
 	for i, sm := range sms {
 		out[i] = fromStored(sm)
 	}

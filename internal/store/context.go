@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // UnansweredText is the text of the tool result Context supplies for a call whose
@@ -24,7 +24,7 @@ const UnansweredText = "interrupted"
 // gets a synthetic error result with the text UnansweredText right after the
 // results it does have, and a tool result with no earlier matching call is left
 // out. ErrNotFound when there is no such session.
-func (s *Store) Context(ctx context.Context, sessionID string) ([]provider.Message, error) {
+func (s *Store) Context(ctx context.Context, sessionID string) ([]llm.Message, error) {
 	msgs, _, err := s.ContextIDs(ctx, sessionID)
 	return msgs, err
 }
@@ -32,8 +32,8 @@ func (s *Store) Context(ctx context.Context, sessionID string) ([]provider.Messa
 // ContextIDs is Context with, for each message, the id of the checkpoint it is: 0
 // for a message of the snapshot and for one Context supplies (an unanswered call's
 // result). TrimBefore takes those ids.
-func (s *Store) ContextIDs(ctx context.Context, sessionID string) ([]provider.Message, []int64, error) {
-	var out []provider.Message
+func (s *Store) ContextIDs(ctx context.Context, sessionID string) ([]llm.Message, []int64, error) {
+	var out []llm.Message
 	var ids []int64
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		if err := sessionExists(ctx, tx, sessionID); err != nil {
@@ -83,20 +83,20 @@ func (s *Store) ContextIDs(ctx context.Context, sessionID string) ([]provider.Me
 // providerSafe answers every unanswered tool call and drops orphan tool results:
 // both APIs we speak refuse a context with either. ids go along with the messages
 // (an answer it adds has 0).
-func providerSafe(in []provider.Message, inIDs []int64) ([]provider.Message, []int64) {
-	out := make([]provider.Message, 0, len(in))
+func providerSafe(in []llm.Message, inIDs []int64) ([]llm.Message, []int64) {
+	out := make([]llm.Message, 0, len(in))
 	ids := make([]int64, 0, len(in))
-	var pending []provider.ToolCall // calls of the last assistant message still without a result
+	var pending []llm.ToolCall // calls of the last assistant message still without a result
 	answer := func() {
 		for _, c := range pending {
-			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Name: c.Name,
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name,
 				Text: UnansweredText, IsError: true})
 			ids = append(ids, 0)
 		}
 		pending = nil
 	}
 	for i, m := range in {
-		if m.Role == provider.RoleTool {
+		if m.Role == llm.RoleTool {
 			j := indexOfCall(pending, m.ToolCallID)
 			if j < 0 {
 				continue // no call asked for it
@@ -107,7 +107,7 @@ func providerSafe(in []provider.Message, inIDs []int64) ([]provider.Message, []i
 		}
 		answer()
 		out, ids = append(out, m), append(ids, inIDs[i])
-		if m.Role == provider.RoleAssistant {
+		if m.Role == llm.RoleAssistant {
 			pending = append(pending, m.ToolCalls...)
 		}
 	}
@@ -115,7 +115,7 @@ func providerSafe(in []provider.Message, inIDs []int64) ([]provider.Message, []i
 	return out, ids
 }
 
-func indexOfCall(calls []provider.ToolCall, id string) int {
+func indexOfCall(calls []llm.ToolCall, id string) int {
 	for i, c := range calls {
 		if c.ID == id {
 			return i
@@ -131,7 +131,7 @@ func indexOfCall(calls []provider.ToolCall, id string) int {
 // checkpoints of a turn still running are kept until EndTurn or Recover has copied
 // them to it. boundary may not move backwards, nor beyond the last checkpoint id
 // handed out. ErrNotFound when there is no such session.
-func (s *Store) Trim(ctx context.Context, sessionID string, snapshot []provider.Message, boundary int64) error {
+func (s *Store) Trim(ctx context.Context, sessionID string, snapshot []llm.Message, boundary int64) error {
 	enc, err := encodeMessages(snapshot)
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []
 	}
 	// Each candidate's turn is looked up by its key: a NOT IN over the session's
 	// running turns read every turn the session ever had, on every trim (the turn
-	// cost grew with the history: SPEC §24).
+	// cost grew with the history: docs/protocol.md, "A daemon that runs for months").
 	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
 		AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1 AND t.turn_id = checkpoints.turn_id AND t.state = 'running')`,
 		sessionID, boundary); err != nil {
@@ -188,7 +188,8 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 		}
 		// Counted in SQL, not read row by row: a session at its limit trims on
 		// every turn, and reading its whole kept context back was most of what a
-		// turn cost once it got there (SPEC §24). kept increases, and its ids are
+		// turn cost once it got there (docs/protocol.md,
+		// "A daemon that runs for months"). kept increases, and its ids are
 		// ones the session stored: they are the session's checkpoints from kept[0]
 		// on when as many are stored from kept[0] on, the first being kept[0] and the
 		// last the last of kept.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-func msgsString(ms []provider.Message) string {
+func msgsString(ms []llm.Message) string {
 	var b strings.Builder
 	for _, m := range ms {
 		fmt.Fprintf(&b, "%s %q", m.Role, m.Text)
@@ -29,7 +29,7 @@ func msgsString(ms []provider.Message) string {
 	return b.String()
 }
 
-func mustContext(t testing.TB, s *Store, id string) []provider.Message {
+func mustContext(t testing.TB, s *Store, id string) []llm.Message {
 	t.Helper()
 	got, err := s.Context(ctx, id)
 	if err != nil {
@@ -41,8 +41,8 @@ func mustContext(t testing.TB, s *Store, id string) []provider.Message {
 func TestContextWithoutASnapshotReplaysEveryCheckpoint(t *testing.T) {
 	s := open(t)
 	create(t, s, "s1")
-	t1 := []provider.Message{user("a"), assistant("", call("c1", "shell", `{"command":"ls"}`)), result("c1", "shell", "x"), assistant("b")}
-	t2 := []provider.Message{user("c"), assistant("d")}
+	t1 := []llm.Message{user("a"), assistant("", call("c1", "shell", `{"command":"ls"}`)), result("c1", "shell", "x"), assistant("b")}
+	t2 := []llm.Message{user("c"), assistant("d")}
 	turn(t, s, "s1", "t1", t1...)
 	turn(t, s, "s1", "t2", t2...)
 	if got, want := mustContext(t, s, "s1"), append(t1, t2...); !reflect.DeepEqual(got, want) {
@@ -58,10 +58,10 @@ func TestContextWithoutASnapshotReplaysEveryCheckpoint(t *testing.T) {
 func TestContextIsTheSnapshotPlusLaterCheckpoints(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		snapshot []provider.Message
+		snapshot []llm.Message
 	}{
-		{"a retained snapshot", []provider.Message{user("summary of b"), assistant("b")}},
-		{"an explicitly empty snapshot", []provider.Message{}},
+		{"a retained snapshot", []llm.Message{user("summary of b"), assistant("b")}},
+		{"an explicitly empty snapshot", []llm.Message{}},
 		{"a nil snapshot stored as empty", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestContextIsTheSnapshotPlusLaterCheckpoints(t *testing.T) {
 				t.Fatal(err)
 			}
 			turn(t, s, "s1", "t3", user("e"))
-			want := append(append([]provider.Message{}, tc.snapshot...), assistant("d"), user("e"))
+			want := append(append([]llm.Message{}, tc.snapshot...), assistant("d"), user("e"))
 			if got := mustContext(t, s, "s1"); !reflect.DeepEqual(got, want) {
 				t.Errorf("Context:\n%s\nwant:\n%s", msgsString(got), msgsString(want))
 			}
@@ -99,7 +99,7 @@ func TestTrimKeepsTheIndexesOfTheTranscript(t *testing.T) {
 		last = ids[len(ids)-1]
 	}
 	before := allRows(t, s, "s1")
-	if err := s.Trim(ctx, "s1", []provider.Message{user("q3"), assistant("a3")}, last); err != nil {
+	if err := s.Trim(ctx, "s1", []llm.Message{user("q3"), assistant("a3")}, last); err != nil {
 		t.Fatal(err)
 	}
 	turn(t, s, "s1", "t4", user("q4"), assistant("a4"))
@@ -119,13 +119,13 @@ func TestAFailedTrimChangesNothing(t *testing.T) {
 	create(t, s, "s1")
 	turn(t, s, "s1", "t1", user("a"), assistant("b"))
 	ids := turn(t, s, "s1", "t2", user("c"), assistant("d"))
-	if err := s.Trim(ctx, "s1", []provider.Message{user("old")}, ids[0]-1); err != nil {
+	if err := s.Trim(ctx, "s1", []llm.Message{user("old")}, ids[0]-1); err != nil {
 		t.Fatal(err)
 	}
 	ctxBefore, countsBefore := mustContext(t, s, "s1"), counts(t, s, "s1")
 
 	on = true
-	if err := s.Trim(ctx, "s1", []provider.Message{}, ids[1]); !errors.Is(err, errInjected) {
+	if err := s.Trim(ctx, "s1", []llm.Message{}, ids[1]); !errors.Is(err, errInjected) {
 		t.Fatalf("Trim: %v, want the injected failure", err)
 	}
 	if got := mustContext(t, s, "s1"); !reflect.DeepEqual(got, ctxBefore) {
@@ -160,7 +160,7 @@ func TestTrimDuringATurnKeepsItsCheckpointsForTheTranscript(t *testing.T) {
 	s := open(t)
 	create(t, s, "s1")
 	ids := checkpoints(t, s, "s1", "t1", user("a"), assistant("", call("c1", "shell", `{}`)))
-	if err := s.Trim(ctx, "s1", []provider.Message{user("a (trimmed)")}, ids[1]); err != nil {
+	if err := s.Trim(ctx, "s1", []llm.Message{user("a (trimmed)")}, ids[1]); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AppendCheckpoint(ctx, "s1", "t1", result("c1", "shell", "ok")); err != nil {
@@ -194,7 +194,7 @@ func TestTrimBeforeKeepsTheNewestCheckpoints(t *testing.T) {
 	s := open(t)
 	create(t, s, "s1")
 	turn(t, s, "s1", "t1", user("q1"), assistant("a1"))
-	if err := s.Trim(ctx, "s1", []provider.Message{user("old")}, 0); err != nil {
+	if err := s.Trim(ctx, "s1", []llm.Message{user("old")}, 0); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
@@ -218,7 +218,7 @@ func TestTrimBeforeKeepsTheNewestCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs, got, err = s.ContextIDs(ctx, "s1")
-	if err != nil || msgsString(msgs) != msgsString([]provider.Message{user("q3"), assistant("a3"), user("q4"), assistant("a4")}) ||
+	if err != nil || msgsString(msgs) != msgsString([]llm.Message{user("q3"), assistant("a3"), user("q4"), assistant("a4")}) ||
 		!reflect.DeepEqual(got, ids[2:]) {
 		t.Fatalf("after: %s ids %v, %v", msgsString(msgs), got, err)
 	}
@@ -227,31 +227,31 @@ func TestTrimBeforeKeepsTheNewestCheckpoints(t *testing.T) {
 	if err := s.TrimBefore(ctx, "s1", append(ids[4:], more...)); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustContext(t, s, "s1"); msgsString(got) != msgsString([]provider.Message{user("q4"), assistant("a4"), user("q5"), assistant("a5")}) {
+	if got := mustContext(t, s, "s1"); msgsString(got) != msgsString([]llm.Message{user("q4"), assistant("a4"), user("q5"), assistant("a5")}) {
 		t.Errorf("after a second TrimBefore: %s", msgsString(got))
 	}
 }
 
 func TestProviderSafe(t *testing.T) {
 	c1, c2 := call("c1", "shell", `{}`), call("c2", "read_file", `{}`)
-	interrupted := func(c provider.ToolCall) provider.Message {
-		return provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Name: c.Name, Text: UnansweredText, IsError: true}
+	interrupted := func(c llm.ToolCall) llm.Message {
+		return llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Text: UnansweredText, IsError: true}
 	}
 	for _, tc := range []struct {
 		name     string
-		in, want []provider.Message
+		in, want []llm.Message
 	}{
-		{"well formed", []provider.Message{user("a"), assistant("", c1), result("c1", "shell", "x"), assistant("b")},
-			[]provider.Message{user("a"), assistant("", c1), result("c1", "shell", "x"), assistant("b")}},
-		{"calls unanswered at the end", []provider.Message{user("a"), assistant("", c1, c2)},
-			[]provider.Message{user("a"), assistant("", c1, c2), interrupted(c1), interrupted(c2)}},
-		{"one of two answered", []provider.Message{user("a"), assistant("", c1, c2), result("c2", "read_file", "y")},
-			[]provider.Message{user("a"), assistant("", c1, c2), result("c2", "read_file", "y"), interrupted(c1)}},
-		{"unanswered before the next prompt", []provider.Message{user("a"), assistant("", c1), user("b"), assistant("c")},
-			[]provider.Message{user("a"), assistant("", c1), interrupted(c1), user("b"), assistant("c")}},
-		{"orphan result dropped", []provider.Message{result("c9", "shell", "x"), user("a"), assistant("", c1), result("c1", "shell", "ok"), result("c1", "shell", "again")},
-			[]provider.Message{user("a"), assistant("", c1), result("c1", "shell", "ok")}},
-		{"empty", nil, []provider.Message{}},
+		{"well formed", []llm.Message{user("a"), assistant("", c1), result("c1", "shell", "x"), assistant("b")},
+			[]llm.Message{user("a"), assistant("", c1), result("c1", "shell", "x"), assistant("b")}},
+		{"calls unanswered at the end", []llm.Message{user("a"), assistant("", c1, c2)},
+			[]llm.Message{user("a"), assistant("", c1, c2), interrupted(c1), interrupted(c2)}},
+		{"one of two answered", []llm.Message{user("a"), assistant("", c1, c2), result("c2", "read_file", "y")},
+			[]llm.Message{user("a"), assistant("", c1, c2), result("c2", "read_file", "y"), interrupted(c1)}},
+		{"unanswered before the next prompt", []llm.Message{user("a"), assistant("", c1), user("b"), assistant("c")},
+			[]llm.Message{user("a"), assistant("", c1), interrupted(c1), user("b"), assistant("c")}},
+		{"orphan result dropped", []llm.Message{result("c9", "shell", "x"), user("a"), assistant("", c1), result("c1", "shell", "ok"), result("c1", "shell", "again")},
+			[]llm.Message{user("a"), assistant("", c1), result("c1", "shell", "ok")}},
+		{"empty", nil, []llm.Message{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := providerSafe(tc.in, make([]int64, len(tc.in))); !reflect.DeepEqual(got, tc.want) {
@@ -262,12 +262,12 @@ func TestProviderSafe(t *testing.T) {
 }
 
 func TestMessagesSurviveTheCodec(t *testing.T) {
-	for _, m := range []provider.Message{
+	for _, m := range []llm.Message{
 		user("plain"),
 		user(""),
-		assistant("with calls", call("c1", "shell", `{"command": "ls -la", "n": [1, 2]}`), provider.ToolCall{ID: "c2", Name: "x"}),
-		assistant("", provider.ToolCall{ID: "c3", Name: "broken", Arguments: jsontext.Value(`{"unterminated`)}),
-		{Role: provider.RoleTool, ToolCallID: "c1", Name: "shell", Text: "out\x00put \"quoted\" ✓", IsError: true},
+		assistant("with calls", call("c1", "shell", `{"command": "ls -la", "n": [1, 2]}`), llm.ToolCall{ID: "c2", Name: "x"}),
+		assistant("", llm.ToolCall{ID: "c3", Name: "broken", Arguments: jsontext.Value(`{"unterminated`)}),
+		{Role: llm.RoleTool, ToolCallID: "c1", Name: "shell", Text: "out\x00put \"quoted\" ✓", IsError: true},
 	} {
 		b, err := encodeMessage(m)
 		if err != nil {

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// Names of the write operations of session controls (SPEC §22), as passed to
-// Options.FailWrites.
+// Names of the write operations of session controls (docs/protocol.md,
+// "Session controls"), as passed to Options.FailWrites.
 const (
 	OpControls = "controls"
 	OpUsage    = "usage"
@@ -64,7 +64,7 @@ type Compaction struct {
 	OperationID string // "" when none
 	Before      int
 	After       int
-	Snapshot    []provider.Message
+	Snapshot    []llm.Message
 	Cancelled   bool   // session/cancel stopped the summary: nothing was replaced
 	Usage       Totals // the summary's model call, added to the session's totals
 }
@@ -130,7 +130,7 @@ func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) err
 // checkpoint stored so far, none of which is dst's), in one transaction. The usage
 // totals start at zero. ErrNotFound when src does not exist, ErrExists when dst's
 // id is taken.
-func (s *Store) Fork(ctx context.Context, src string, dst Session, c Controls, context []provider.Message) error {
+func (s *Store) Fork(ctx context.Context, src string, dst Session, c Controls, context []llm.Message) error {
 	enc, err := encodeMessages(context)
 	if err != nil {
 		return err

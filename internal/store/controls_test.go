@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 func TestControlsAndUsageTotalsAreStored(t *testing.T) {
@@ -49,7 +49,7 @@ func TestCompactReplacesTheContextKeepsTheTranscriptAndRecordsTheOperation(t *te
 	create(t, s, "s1")
 	turn(t, s, "s1", "t1", user("a long question"), assistant("a long answer"))
 	err := s.Compact(ctx, "s1", Compaction{TurnID: "c1", OperationID: "op1", Before: 100, After: 10,
-		Snapshot: []provider.Message{user("summary")}, Usage: Totals{7, 2}})
+		Snapshot: []llm.Message{user("summary")}, Usage: Totals{7, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestForkCopiesTranscriptControlsAndContext(t *testing.T) {
 		t.Fatalf("forked row = %+v, %v", got, err)
 	}
 	forked, err := s.Context(ctx, "dst")
-	if err != nil || !slices.EqualFunc(forked, ctxMsgs, func(a, b provider.Message) bool { return a.Role == b.Role && a.Text == b.Text }) {
+	if err != nil || !slices.EqualFunc(forked, ctxMsgs, func(a, b llm.Message) bool { return a.Role == b.Role && a.Text == b.Text }) {
 		t.Errorf("forked context = %+v, %v; want %+v", forked, err, ctxMsgs)
 	}
 	// The fork goes on by itself: a turn there changes nothing in src.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // The crash tests run this test binary again as a child that writes to a store and
@@ -63,7 +63,7 @@ func midTurn(s *Store) error {
 				return err
 			}
 			// The snapshot keeps a summary and covers everything up to the prompt.
-			return s.Trim(ctx, "s1", []provider.Message{user("summary")}, id)
+			return s.Trim(ctx, "s1", []llm.Message{user("summary")}, id)
 		},
 		func() error {
 			_, err := s.AppendCheckpoint(ctx, "s1", "t2", assistant("working", call("c1", "shell", `{"command":"ls"}`), call("c2", "shell", `{"command":"sleep 99"}`)))

@@ -1,5 +1,5 @@
-// Package store owns sessions.db, the durable side of sessions (SPEC §9, §14; the
-// seed's "ACP durable lifecycle"). Per session it keeps:
+// Package store owns sessions.db, the durable side of sessions (docs/protocol.md,
+// "Durable sessions" and "session/attach"). Per session it keeps:
 //
 //   - a row: owner, agent, workspace, interaction_surface, timestamps, the kill
 //     tombstone, the reserved seq mark;
@@ -22,7 +22,7 @@
 // The store knows nothing of JSON-RPC, live sessions or turns in flight: the session
 // layer decides when to call it. It never writes outside its database file (and the
 // -wal/-shm files SQLite keeps beside it), and never keeps a system prompt, recalled
-// memory or hidden reasoning: it stores only the provider.Message values it is
+// memory or hidden reasoning: it stores only the llm.Message values it is
 // handed, which carry none of those.
 //
 // Every write is one SQLite transaction on a single writer connection; see Store

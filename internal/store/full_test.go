@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 )
 
 func TestInterruptTurnTranscribesWhatWasStoredThenAMarker(t *testing.T) {
@@ -103,9 +103,9 @@ func TestFullDiskFailsWritesAndTheStoreRecoversWhenSpaceReturns(t *testing.T) {
 	}
 }
 
-// A replay-log batch that fails to store leaves no silent gap (SPEC §16): a replay
-// from before the loss is answered as truncated, first from what the store
-// remembers, then, once a write works again, from the log itself.
+// A replay-log batch that fails to store leaves no silent gap (docs/protocol.md,
+// "Storage failures"): a replay from before the loss is answered as truncated, first
+// from what the store remembers, then, once a write works again, from the log itself.
 func TestAFailedUpdateBatchTruncatesTheReplayInsteadOfSkippingIt(t *testing.T) {
 	var on bool
 	s := open(t, Options{FailWrites: failing(OpAppendUpdates, &on)})

@@ -8,7 +8,7 @@ import (
 )
 
 // MaxOperations is how many operation ids a session keeps: older ones are forgotten
-// as new turns begin (SPEC §18).
+// as new turns begin (docs/protocol.md, "session/prompt").
 const MaxOperations = 256
 
 // TurnResult is what a turn answered its prompt with: enough to answer a repeat of
@@ -25,8 +25,8 @@ type TurnResult struct {
 type Operation struct {
 	TurnID string
 	Result *TurnResult
-	// Compaction is set when the id was a session/compact's (SPEC §22): the
-	// retained context's size before and after.
+	// Compaction is set when the id was a session/compact's (docs/protocol.md,
+	// "session/compact"): the retained context's size before and after.
 	Compaction *[2]int
 }
 
@@ -66,7 +66,7 @@ func (s *Store) insertOperation(ctx context.Context, tx *sql.Tx, sessionID, oper
 
 // EndTurnWith is EndTurn that also records r as the answer of the operation id
 // that started the turn, if one did, and adds r's tokens to the session's usage
-// totals (SPEC §22), in the same transaction.
+// totals (docs/protocol.md, "Session controls"), in the same transaction.
 func (s *Store) EndTurnWith(ctx context.Context, sessionID, turnID string, r TurnResult) error {
 	return s.endTurn(ctx, sessionID, turnID, &r)
 }

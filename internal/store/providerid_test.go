@@ -3,21 +3,21 @@ package store
 import (
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// SPEC §23: each checkpoint keeps the provider's id of a call beside the daemon's,
-// through the checkpoints, a snapshot and a reopened store; rows stored before it
-// was kept read back without one.
+// docs/protocol.md, "Remote providers": each checkpoint keeps the provider's id of a
+// call beside the daemon's, through the checkpoints, a snapshot and a reopened store;
+// rows stored before it was kept read back without one.
 func TestTheProvidersCallIDsAreKeptBesideTheDaemons(t *testing.T) {
 	path := t.TempDir() + "/s.db"
 	s := openAt(t, path)
 	create(t, s, "s1")
-	c1 := provider.ToolCall{ID: "tc_a_1", ProviderID: "call_0", Name: "shell", Arguments: []byte(`{}`)}
-	c2 := provider.ToolCall{ID: "tc_a_2", Name: "list_dir", Arguments: []byte(`{}`)} // the provider gave none
+	c1 := llm.ToolCall{ID: "tc_a_1", ProviderID: "call_0", Name: "shell", Arguments: []byte(`{}`)}
+	c2 := llm.ToolCall{ID: "tc_a_2", Name: "list_dir", Arguments: []byte(`{}`)} // the provider gave none
 	turn(t, s, "s1", "turn_a", user("go"), assistant("", c1, c2),
 		result("tc_a_1", "shell", "x"), result("tc_a_2", "list_dir", "y"), assistant("done"))
-	check := func(ms []provider.Message, where string) {
+	check := func(ms []llm.Message, where string) {
 		t.Helper()
 		got := ms[1].ToolCalls
 		if len(got) != 2 || got[0].ID != "tc_a_1" || got[0].ProviderID != "call_0" || got[1].ID != "tc_a_2" || got[1].ProviderID != "" {
@@ -45,7 +45,7 @@ func TestARowFromBeforeProviderIDsHasNone(t *testing.T) {
 	if c := m.ToolCalls[0]; c.ID != "tc_x_1" || c.ProviderID != "" {
 		t.Errorf("call %+v", c)
 	}
-	b, _ := encodeMessage(provider.Message{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "tc_x_1", Name: "shell"}}})
+	b, _ := encodeMessage(llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "tc_x_1", Name: "shell"}}})
 	if want := `{"role":"assistant","tool_calls":[{"id":"tc_x_1","name":"shell","arguments":""}]}`; string(b) != want {
 		t.Errorf("a call without a provider id encodes as %s, want %s (as before)", b, want)
 	}

@@ -30,7 +30,8 @@ type Session struct {
 	// FirstPrompt is the start of the session's first user message ("" before any);
 	// only ListSessions fills it.
 	FirstPrompt string
-	// Controls are what session/set chose, Totals the usage so far (SPEC §22).
+	// Controls are what session/set chose, Totals the usage so far (docs/protocol.md,
+	// "Session controls").
 	Controls Controls
 	Totals   Totals
 }
@@ -239,7 +240,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return mustAffect(res, id)
 	})
 	if err == nil {
-		s.vacuumFree(ctx) // the space goes back to the file system (SPEC §24)
+		s.vacuumFree(ctx) // the space goes back to the file system (docs/protocol.md, "A daemon that runs for months")
 	}
 	return err
 }

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 func TestMain(m *testing.M) {
@@ -52,23 +52,23 @@ func create(t testing.TB, s *Store, id string) {
 	}
 }
 
-func user(text string) provider.Message { return provider.Message{Role: provider.RoleUser, Text: text} }
+func user(text string) llm.Message { return llm.Message{Role: llm.RoleUser, Text: text} }
 
-func assistant(text string, calls ...provider.ToolCall) provider.Message {
-	return provider.Message{Role: provider.RoleAssistant, Text: text, ToolCalls: calls}
+func assistant(text string, calls ...llm.ToolCall) llm.Message {
+	return llm.Message{Role: llm.RoleAssistant, Text: text, ToolCalls: calls}
 }
 
-func call(id, name, args string) provider.ToolCall {
-	return provider.ToolCall{ID: id, Name: name, Arguments: jsontext.Value(args)}
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: jsontext.Value(args)}
 }
 
-func result(id, name, out string) provider.Message {
-	return provider.Message{Role: provider.RoleTool, ToolCallID: id, Name: name, Text: out}
+func result(id, name, out string) llm.Message {
+	return llm.Message{Role: llm.RoleTool, ToolCallID: id, Name: name, Text: out}
 }
 
 // turn records a whole turn: BeginTurn with msgs[0], a checkpoint per later message,
 // EndTurn. It returns the checkpoint ids.
-func turn(t testing.TB, s *Store, sessionID, turnID string, msgs ...provider.Message) []int64 {
+func turn(t testing.TB, s *Store, sessionID, turnID string, msgs ...llm.Message) []int64 {
 	t.Helper()
 	ids := checkpoints(t, s, sessionID, turnID, msgs...)
 	if err := s.EndTurn(ctx, sessionID, turnID); err != nil {
@@ -78,7 +78,7 @@ func turn(t testing.TB, s *Store, sessionID, turnID string, msgs ...provider.Mes
 }
 
 // checkpoints begins a turn and appends msgs[1:] without ending it.
-func checkpoints(t testing.TB, s *Store, sessionID, turnID string, msgs ...provider.Message) []int64 {
+func checkpoints(t testing.TB, s *Store, sessionID, turnID string, msgs ...llm.Message) []int64 {
 	t.Helper()
 	id, err := s.BeginTurn(ctx, sessionID, turnID, msgs[0])
 	if err != nil {

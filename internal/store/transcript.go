@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Roles of transcript rows.
@@ -43,11 +43,11 @@ type Row struct {
 // rowsOf maps one model-context message to transcript rows: a user message is one
 // row; an assistant message is a row for its text (if any) and one tool_call row per
 // call (text: the arguments); a tool result is one tool_result row, capped.
-func rowsOf(turnID string, m provider.Message) []Row {
+func rowsOf(turnID string, m llm.Message) []Row {
 	switch m.Role {
-	case provider.RoleUser:
+	case llm.RoleUser:
 		return []Row{{Role: RoleUser, Text: m.Text, TurnID: turnID}}
-	case provider.RoleAssistant:
+	case llm.RoleAssistant:
 		var out []Row
 		if m.Text != "" {
 			out = append(out, Row{Role: RoleAssistant, Text: m.Text, TurnID: turnID})
@@ -60,7 +60,7 @@ func rowsOf(turnID string, m provider.Message) []Row {
 			out = append(out, Row{Role: RoleToolCall, Text: args, ToolCallID: c.ID, Name: c.Name, TurnID: turnID})
 		}
 		return out
-	case provider.RoleTool:
+	case llm.RoleTool:
 		return []Row{{Role: RoleToolResult, Text: capOutput(m.Text), ToolCallID: m.ToolCallID, Name: m.Name,
 			IsError: m.IsError, TurnID: turnID}}
 	}

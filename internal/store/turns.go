@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Turn states.
@@ -24,14 +24,15 @@ var ErrTurnNotRunning = errors.New("store: turn is not running")
 // BeginTurn records turnID as running and prompt as its first checkpoint, in one
 // transaction, touches last_activity, and returns the checkpoint's id. ErrNotFound
 // when the session does not exist; an error when the turn id was used before.
-func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt provider.Message) (int64, error) {
+func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID string, prompt llm.Message) (int64, error) {
 	return s.BeginTurnFor(ctx, sessionID, turnID, "", prompt)
 }
 
-// BeginTurnFor is BeginTurn for the turn that answers operationID (SPEC §18): the id
-// is kept with the turn in the same transaction, and the session's oldest ids beyond
-// MaxOperations are forgotten. An empty operationID is BeginTurn.
-func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message) (int64, error) {
+// BeginTurnFor is BeginTurn for the turn that answers operationID (docs/protocol.md,
+// "session/prompt"): the id is kept with the turn in the same transaction, and the
+// session's oldest ids beyond MaxOperations are forgotten. An empty operationID is
+// BeginTurn.
+func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID string, prompt llm.Message) (int64, error) {
 	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, nil, nil)
 }
 
@@ -40,7 +41,7 @@ func (s *Store) BeginTurnFor(ctx context.Context, sessionID, turnID, operationID
 // the update is stored exactly when the prompt is, and the turn's first visible
 // update needs no group commit of its own. shown's session is sessionID; its seq
 // must be above every stored one (a lower one is skipped, as AppendUpdates skips it).
-func (s *Store) BeginTurnShown(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, shown Update) (int64, error) {
+func (s *Store) BeginTurnShown(ctx context.Context, sessionID, turnID, operationID string, prompt llm.Message, shown Update) (int64, error) {
 	return s.BeginTurnShownQuoted(ctx, sessionID, turnID, operationID, prompt, nil, shown)
 }
 
@@ -49,7 +50,7 @@ func (s *Store) BeginTurnShown(ctx context.Context, sessionID, turnID, operation
 // the stored message embeds quoted instead of encoding the text again (a 40 KB
 // prompt took 0.1–0.2 ms to encode, before the turn could start). quoted nil, or a
 // prompt of anything but text, is BeginTurnShown.
-func (s *Store) BeginTurnShownQuoted(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, quoted jsontext.Value, shown Update) (int64, error) {
+func (s *Store) BeginTurnShownQuoted(ctx context.Context, sessionID, turnID, operationID string, prompt llm.Message, quoted jsontext.Value, shown Update) (int64, error) {
 	if shown.SessionID != sessionID {
 		return 0, fmt.Errorf("store: beginning turn %s of %s: its update belongs to session %q", turnID, sessionID, shown.SessionID)
 	}
@@ -59,7 +60,7 @@ func (s *Store) BeginTurnShownQuoted(ctx context.Context, sessionID, turnID, ope
 	return s.beginTurn(ctx, sessionID, turnID, operationID, prompt, quoted, &shown)
 }
 
-func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID string, prompt provider.Message, quoted jsontext.Value, shown *Update) (int64, error) {
+func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID string, prompt llm.Message, quoted jsontext.Value, shown *Update) (int64, error) {
 	msg, err := encodePrompt(prompt, quoted)
 	if err != nil {
 		return 0, err
@@ -120,7 +121,7 @@ func (s *Store) beginTurn(ctx context.Context, sessionID, turnID, operationID st
 // running turn, in its own transaction, and returns its id; ids increase and are
 // never reused. A crash loses at most the checkpoint being written. ErrTurnNotRunning
 // when the turn has ended (or never began).
-func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, m provider.Message) (int64, error) {
+func (s *Store) AppendCheckpoint(ctx context.Context, sessionID, turnID string, m llm.Message) (int64, error) {
 	msg, err := encodeMessage(m)
 	if err != nil {
 		return 0, err
@@ -192,7 +193,7 @@ func (s *Store) endTurn(ctx context.Context, sessionID, turnID string, r *TurnRe
 // AppendCheckpoint then EndTurnWith. It returns m's checkpoint id. Unlike
 // EndTurnWith, a turn that has already ended (or never began) is
 // ErrTurnNotRunning: m cannot join it.
-func (s *Store) EndTurnWithMessage(ctx context.Context, sessionID, turnID string, m provider.Message, r TurnResult) (int64, error) {
+func (s *Store) EndTurnWithMessage(ctx context.Context, sessionID, turnID string, m llm.Message, r TurnResult) (int64, error) {
 	msg, err := encodeMessage(m)
 	if err != nil {
 		return 0, err
@@ -203,7 +204,7 @@ func (s *Store) EndTurnWithMessage(ctx context.Context, sessionID, turnID string
 // finalMessage is the last checkpoint of a turn, stored as the turn ends.
 type finalMessage struct {
 	raw string
-	m   provider.Message
+	m   llm.Message
 }
 
 func (s *Store) endTurnWith(ctx context.Context, sessionID, turnID string, final *finalMessage, r *TurnResult) (int64, error) {
@@ -246,12 +247,12 @@ func (s *Store) endTurnWith(ctx context.Context, sessionID, turnID string, final
 }
 
 // InterruptTurn finishes a running turn that cannot go on because storing its
-// progress failed (SPEC §16), as Recover does after a crash: in one transaction the
-// checkpoints it did store join the visible transcript, then one marker row
-// (RoleMarker, Interrupted) whose text is reason, and the turn is marked
-// interrupted. The model context needs no change: the stored checkpoints are in it.
-// A turn that has already ended changes nothing and returns nil, so a caller may
-// retry after an error. ErrNotFound when there is no such turn.
+// progress failed (docs/protocol.md, "Storage failures"), as Recover does after a
+// crash: in one transaction the checkpoints it did store join the visible transcript,
+// then one marker row (RoleMarker, Interrupted) whose text is reason, and the turn is
+// marked interrupted. The model context needs no change: the stored checkpoints are
+// in it. A turn that has already ended changes nothing and returns nil, so a caller
+// may retry after an error. ErrNotFound when there is no such turn.
 func (s *Store) InterruptTurn(ctx context.Context, sessionID, turnID, reason string) error {
 	return s.write(ctx, OpInterrupt, func(tx *sql.Tx) error {
 		state, err := s.turnState(ctx, tx, sessionID, turnID)
@@ -413,7 +414,7 @@ type rowCache struct {
 const maxCachedRows = 256
 
 // put records the committed checkpoint id, message m of turnID.
-func (c *rowCache) put(id int64, turnID string, m provider.Message) {
+func (c *rowCache) put(id int64, turnID string, m llm.Message) {
 	rows := rowsOf(turnID, m)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 func rowsString(rows []Row) string {
@@ -50,7 +50,7 @@ func TestEndTurnAppendsTheTurnToTheVisibleTranscript(t *testing.T) {
 		user("list and read"),
 		assistant("let me look", call("c1", "list_dir", `{"path":"."}`), call("c2", "read_file", `{"path":"a"}`)),
 		result("c1", "list_dir", "a\nb"),
-		provider.Message{Role: provider.RoleTool, ToolCallID: "c2", Name: "read_file", Text: "no such file", IsError: true},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "c2", Name: "read_file", Text: "no such file", IsError: true},
 		assistant("", call("c3", "shell", "")), // no text: no assistant row; no arguments: "{}"
 		result("c3", "shell", "ok"),
 		assistant("done"),
@@ -311,7 +311,7 @@ func TestEndTurnWithMessageStoresTheAnswerAndEndsTheTurnInOneWrite(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 4 || msgs[3].Role != provider.RoleAssistant || msgs[3].Text != "one file" {
+	if len(msgs) != 4 || msgs[3].Role != llm.RoleAssistant || msgs[3].Text != "one file" {
 		t.Errorf("context = %+v", msgs)
 	}
 	sess, err := s.Session(ctx, "s1")

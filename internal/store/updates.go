@@ -120,8 +120,9 @@ func (s *Store) SeqMark(ctx context.Context, sessionID string) (uint64, error) {
 //   - each session's seq mark is raised to the highest seq of the batch, so a
 //     stored seq is always a reserved one, whatever the caller reserved.
 //
-// A batch that fails to store (disk full) is not silently forgotten (SPEC §16): the
-// store remembers, per session, the highest seq it lost. Until the next write of that
+// A batch that fails to store (disk full) is not silently forgotten
+// (docs/protocol.md, "Storage failures"): the store remembers, per session, the
+// highest seq it lost. Until the next write of that
 // session works, Updates reports every seq up to it as no longer kept; that write
 // then drops the session's older updates in the same transaction, so the log that
 // remains has no gap and a replay from before the loss answers replay_truncated

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 func updates(id string, from, to uint64) []Update {
@@ -375,7 +375,7 @@ func TestAPromptStoredAsItsClientQuotedItReadsBackAsItsText(t *testing.T) {
 	}
 	check := func(s *Store, when string) {
 		t.Helper()
-		if msgs, err := s.Context(ctx, "s1"); err != nil || len(msgs) != 1 || msgs[0].Text != text || msgs[0].Role != provider.RoleUser {
+		if msgs, err := s.Context(ctx, "s1"); err != nil || len(msgs) != 1 || msgs[0].Text != text || msgs[0].Role != llm.RoleUser {
 			t.Errorf("%s: context %+v, %v; want the prompt %q", when, msgs, err, text)
 		}
 		if rows := allRows(t, s, "s1"); len(rows) != 1 || rows[0].Text != text {

@@ -11,7 +11,7 @@ import (
 const OpIndexUpload = "index_upload"
 
 // Upload is one row of a session's upload index: a file the session stored under
-// its content hash (SPEC §10).
+// its content hash (docs/protocol.md, "Files").
 type Upload struct {
 	SessionID     string
 	SHA256        string // lowercase hex

@@ -9,7 +9,8 @@ import (
 const autoVacuumIncremental = 2
 
 // ensureIncrementalVacuum makes the database's auto_vacuum INCREMENTAL, so that the
-// pages a session/delete frees can be given back to the file system (SPEC §24;
+// pages a session/delete frees can be given back to the file system
+// (docs/protocol.md, "A daemon that runs for months";
 // vacuumFree runs after every delete). The setting takes effect by one VACUUM (a
 // database in WAL mode does not take it otherwise, not even a new one), which
 // rewrites an existing file once, at the first start of this version. It runs on

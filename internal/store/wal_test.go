@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 func fileSize(t *testing.T, path string) int64 {
@@ -28,7 +28,7 @@ func fileSize(t *testing.T, path string) int64 {
 func storeTurn(t *testing.T, s *Store, sid string, i int, reply string, seq *uint64) {
 	t.Helper()
 	id := fmt.Sprintf("turn_%d", i)
-	if _, err := s.BeginTurnFor(ctx, sid, id, "", provider.Message{Role: provider.RoleUser, Text: "say it again"}); err != nil {
+	if _, err := s.BeginTurnFor(ctx, sid, id, "", llm.Message{Role: llm.RoleUser, Text: "say it again"}); err != nil {
 		t.Fatal(err)
 	}
 	var us []Update
@@ -40,7 +40,7 @@ func storeTurn(t *testing.T, s *Store, sid string, i int, reply string, seq *uin
 		t.Fatal(err)
 	}
 	if reply != "" {
-		if _, err := s.AppendCheckpoint(ctx, sid, id, provider.Message{Role: provider.RoleAssistant, Text: reply}); err != nil {
+		if _, err := s.AppendCheckpoint(ctx, sid, id, llm.Message{Role: llm.RoleAssistant, Text: reply}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +51,8 @@ func storeTurn(t *testing.T, s *Store, sid string, i int, reply string, seq *uin
 
 // TestTheWALStaysBoundedUnderContinuousTurnsAndEmptiesOnceWritesPause: 3,000 turns
 // written back to back never take the WAL file past 8 MiB plus one turn's writes,
-// and once the writes pause it is truncated (SPEC §24). Before, only PASSIVE
+// and once the writes pause it is truncated (docs/protocol.md,
+// "A daemon that runs for months"). Before, only PASSIVE
 // checkpoints ran, which never leave the WAL wholly copied while writes keep
 // coming, and SQLite starts a WAL over only when it is: it grew with every turn.
 func TestTheWALStaysBoundedUnderContinuousTurnsAndEmptiesOnceWritesPause(t *testing.T) {
@@ -83,7 +84,7 @@ func TestTheWALStaysBoundedUnderContinuousTurnsAndEmptiesOnceWritesPause(t *test
 
 // TestDeletingASessionGivesItsSpaceBack: session/delete frees the session's pages,
 // and the incremental vacuum that follows gives them back to the file system
-// (SPEC §24).
+// (docs/protocol.md, "A daemon that runs for months").
 func TestDeletingASessionGivesItsSpaceBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s := openAt(t, path)

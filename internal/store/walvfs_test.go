@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
 )
 
 // A commit reaches the WAL file in as few writes as its size allows (walvfs.go),

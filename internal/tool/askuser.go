@@ -5,7 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // AskUser is the ask_user tool: a question put to the user through an attached
@@ -18,8 +18,8 @@ type AskUser struct{}
 // NoAnswer is ask_user's output when the user did not answer.
 const NoAnswer = "no answer"
 
-func (AskUser) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (AskUser) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameAskUser,
 		Description: "Ask the user a question and wait for the answer. Give choices when the " +
 			"answer is one of a few options. Returns the user's answer, or \"no answer\" when " +

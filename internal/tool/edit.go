@@ -8,15 +8,15 @@ import (
 	"os"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // EditFile is the edit_file tool: replace an exact piece of text in one file of the
 // workspace, once (the piece must be unique) or everywhere.
 type EditFile struct{}
 
-func (EditFile) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (EditFile) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameEditFile,
 		Description: "Edit a text file in the workspace by replacing old_text with new_text. " +
 			"old_text must match the file exactly, whitespace and line breaks included, and must occur " +

@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Caps of the file tools. Each keeps the tool's memory and its answer to the model
@@ -51,8 +51,8 @@ func openWorkspace(workspace, p string) (r *os.Root, rel string, err error) {
 // WriteFile is the write_file tool: create or replace one file in the workspace.
 type WriteFile struct{}
 
-func (WriteFile) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (WriteFile) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameWriteFile,
 		Description: "Create or replace a file in the workspace with the given content. " +
 			"Missing parent directories are created. Paths are relative to the workspace; " +
@@ -187,8 +187,8 @@ func writeAndClose(f *os.File, data []byte, perm fs.FileMode) error {
 // ListDir is the list_dir tool: the names in one directory of the workspace.
 type ListDir struct{}
 
-func (ListDir) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (ListDir) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameListDir,
 		Description: "List a directory in the workspace: one name per line, sorted, " +
 			"directories with a trailing \"/\". Paths are relative to the workspace " +

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // MaxGlobResults bounds the paths glob answers.
@@ -24,8 +24,8 @@ const MaxGlobResults = 1000
 // never reach out of the workspace.
 type Glob struct{}
 
-func (Glob) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (Glob) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameGlob,
 		Description: "Find files in the workspace by a glob pattern, relative to the workspace: \"*\" and \"?\" " +
 			"match within one name, \"**\" any number of directories (\"**/*.go\", \"src/**/test_*.py\"), " +

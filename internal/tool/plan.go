@@ -7,10 +7,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
-// Statuses and priorities of a plan entry (SPEC §21; ACP's PlanEntry).
+// Statuses and priorities of a plan entry (docs/protocol.md, "Tools"; ACP's PlanEntry).
 const (
 	PlanPending    = "pending"
 	PlanInProgress = "in_progress"
@@ -39,8 +39,8 @@ type Planner interface {
 // keeps it current, for the user to follow. It changes nothing.
 type UpdatePlan struct{}
 
-func (UpdatePlan) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (UpdatePlan) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameUpdatePlan,
 		Description: "Show the user your plan for the task as a list of steps, each pending, in_progress or " +
 			"completed. Send the whole plan each time (it replaces the previous one) and update it as you " +

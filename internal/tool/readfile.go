@@ -10,15 +10,15 @@ import (
 	"io"
 	"strings"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // ReadFile is the read_file tool: the text of one file in the workspace, whole or
 // a range of its lines.
 type ReadFile struct{}
 
-func (ReadFile) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (ReadFile) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameReadFile,
 		Description: "Read a text file in the workspace and return its content. " +
 			"Paths are relative to the workspace; paths outside it are refused. " +

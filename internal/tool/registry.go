@@ -12,7 +12,7 @@ const (
 	NameEditFile  = "edit_file"
 	NameSearch    = "search"
 	NameGlob      = "glob"
-	// NameUpdatePlan publishes the model's plan (SPEC §21).
+	// NameUpdatePlan publishes the model's plan (docs/protocol.md, "Tools").
 	NameUpdatePlan = "update_plan"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Caps of search.
@@ -30,8 +30,8 @@ const (
 // workspace, line by line, with .gitignore respected.
 type Search struct{}
 
-func (Search) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (Search) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameSearch,
 		Description: "Search the text files of the workspace for a regular expression (Go RE2 syntax; " +
 			"(?i) for case-insensitive), line by line. Files and directories that .gitignore excludes, " +

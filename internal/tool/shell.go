@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Limits of the shell tool.
@@ -45,8 +45,8 @@ const (
 // case that a brand-new group took that number within the microseconds between.)
 type Shell struct{}
 
-func (Shell) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
+func (Shell) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
 		Name: NameShell,
 		Description: "Run a shell command in the workspace directory (sh -c on Unix, cmd /C on Windows) " +
 			"and return its combined stdout and stderr. Standard input is empty; background processes " +

@@ -9,14 +9,14 @@ import (
 	"encoding/json/jsontext"
 	"unicode/utf8"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/provider"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 )
 
 // Tool is one callable tool. Run must honour ctx: when it ends, Run returns promptly
 // (a shell command is killed with its children).
 type Tool interface {
 	// Spec describes the tool to the model.
-	Spec() provider.ToolSpec
+	Spec() llm.ToolSpec
 	// Mutates reports whether the tool changes things (files, processes), which makes
 	// it need approval under autonomy "supervised" and refused under "readonly".
 	Mutates() bool
@@ -64,7 +64,7 @@ type Result struct {
 	Diff *Diff
 }
 
-// Diff is a changed file as a whole, before and after (SPEC §21).
+// Diff is a changed file as a whole, before and after (docs/protocol.md, "Tools").
 type Diff struct {
 	Path    string  `json:"path"`             // absolute
 	OldText *string `json:"oldText,omitzero"` // nil for a file the call created

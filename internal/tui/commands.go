@@ -101,7 +101,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// compact calls session/compact (SPEC §22).
+// compact calls session/compact (docs/protocol.md, "session/compact").
 func (m *Model) compact(instructions string) tea.Cmd {
 	m.use()
 	sid := m.sid

@@ -173,9 +173,9 @@ func (c controls) apply(m *Model) {
 }
 
 // sessionControls reads the session's mode, model and title: session/set with no
-// change answers them (SPEC §22). A daemon without it, or a principal it refuses,
-// gets the title from session/list, the agent's model and autonomy from agents/list
-// and the current model from models/list.
+// change answers them (docs/protocol.md, "session/set"). A daemon without it, or a
+// principal it refuses, gets the title from session/list, the agent's model and
+// autonomy from agents/list and the current model from models/list.
 func sessionControls(ctx context.Context, b Backend, sid, agent string) controls {
 	var c controls
 	var set struct {
@@ -217,7 +217,7 @@ func sessionControls(ctx context.Context, b Backend, sid, agent string) controls
 	return c
 }
 
-// modelList is the result of models/list (SPEC §22).
+// modelList is the result of models/list (docs/protocol.md, "models/list").
 type modelList struct {
 	Models []struct {
 		ID      string `json:"id"`
@@ -234,7 +234,8 @@ func listModels(ctx context.Context, b Backend, sid string) (*modelList, error) 
 	return &r, nil
 }
 
-// setSession calls session/set (SPEC §22) with one control and shows its answer.
+// setSession calls session/set (docs/protocol.md, "session/set") with one control and
+// shows its answer.
 func (m *Model) setSession(what, field, value string) tea.Cmd {
 	m.use()
 	sid := m.sid

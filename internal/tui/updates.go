@@ -10,7 +10,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/client"
 )
 
-// Update types this UI knows beyond the client package's constants (SPEC §21, §22).
+// Update types this UI knows beyond the client package's constants (docs/protocol.md,
+// "session/update").
 const (
 	updUsage            = "usage"
 	updSessionInfo      = "session_info"
@@ -66,7 +67,7 @@ func (m *Model) apply(u client.Update) {
 		b.text.WriteString(u.Text)
 		m.tr.follow()
 		m.streaming = true
-		if m.title == "" { // the daemon's derived title (SPEC §18)
+		if m.title == "" { // the daemon's derived title (docs/protocol.md, "session/list")
 			first, _, _ := strings.Cut(u.Text, "\n")
 			m.title = clip(strings.TrimSpace(first), 80)
 		}

@@ -1,4 +1,4 @@
-// Package upload owns file uploads (SPEC §10, the seed's "Chunked uploads"): the
+// Package upload owns file uploads (docs/protocol.md, "Files"): the
 // staging area of file/upload/begin and file/upload/chunk with its limits (four
 // uploads per connection, one 256 MiB budget across connections charging payload
 // and metadata, idle discard and reclaim), the spool that hashes an upload of more
@@ -11,7 +11,7 @@
 // It knows nothing of sessions, authorization or JSON-RPC: the one commit step that
 // file/attach and file/upload/commit share, with its checks and its locks, is
 // internal/rpc/commit.go, and its errors are domain errors (Refusal with the
-// reasons of SPEC §10, ParamError, StorageError) that rpc maps to the wire. It never
-// follows a link in a workspace's uploads directory, and it never holds more staged
-// bytes than the budget.
+// reasons (docs/protocol.md, "Files"), ParamError, StorageError) that rpc maps to the
+// wire. It never follows a link in a workspace's uploads directory, and it never
+// holds more staged bytes than the budget.
 package upload

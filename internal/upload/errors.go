@@ -2,7 +2,8 @@ package upload
 
 import "fmt"
 
-// The reasons of SPEC §10; the rpc layer answers each with -32602 and data.reason.
+// The reasons (docs/protocol.md, "Files"); the rpc layer answers each with -32602 and
+// data.reason.
 const (
 	ReasonTooLarge        = "too_large"
 	ReasonBadOffset       = "bad_offset"
@@ -25,7 +26,8 @@ type Refusal struct {
 
 func (e *Refusal) Error() string { return e.Message }
 
-// ParamError is a param that is malformed in a way SPEC §10 gives no reason for.
+// ParamError is a param that is malformed in a way docs/protocol.md, "Files", gives
+// no reason for.
 type ParamError struct {
 	Param   string
 	Message string

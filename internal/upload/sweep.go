@@ -12,9 +12,10 @@ import (
 var tempName = regexp.MustCompile(`^(\.zeroclaw-upload-[0-9a-f]{32}|\.[0-9a-f]{64}(\.[0-9a-z]{1,16})?\.[0-9a-f]{16})\.tmp$`)
 
 // RemoveTemps removes the temporary files an interrupted commit left in the
-// workspace's uploads directory (SPEC §16), and returns how many it removed. It
-// runs at the daemon's start, before any commit: every such file is garbage then.
-// A missing uploads directory has none; one that is a link is not looked into.
+// workspace's uploads directory (docs/protocol.md, "Storage failures"), and returns
+// how many it removed. It runs at the daemon's start, before any commit: every such
+// file is garbage then. A missing uploads directory has none; one that is a link is
+// not looked into.
 func RemoveTemps(workspace string) (int, error) {
 	dir, err := openUploads(workspace, false)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -16,8 +16,9 @@ import (
 // Dir is the directory of a workspace that uploads land in.
 const Dir = "uploads"
 
-// File is the file entry of SPEC §10: the result of file/upload/commit, one element
-// of file/attach's files, and what session/prompt attachments refer to.
+// File is the file entry (docs/protocol.md, "Files"): the result of
+// file/upload/commit, one element of file/attach's files, and what session/prompt
+// attachments refer to.
 type File struct {
 	RefID         string `json:"ref_id"`
 	Marker        string `json:"marker"`
@@ -43,8 +44,9 @@ func Path(sum, filename string) string {
 
 var imageExts = map[string]bool{"png": true, "jpg": true, "jpeg": true, "gif": true, "webp": true, "bmp": true}
 
-// Marker is the text an attachment adds to a prompt (SPEC §10): [IMAGE:<path>] for
-// an image by its stored extension, else [Document: <filename>] <path>.
+// Marker is the text an attachment adds to a prompt (docs/protocol.md, "Files"):
+// [IMAGE:<path>] for an image by its stored extension, else [Document: <filename>]
+// <path>.
 func Marker(filename, workspacePath string) string {
 	if imageExts[strings.TrimPrefix(path.Ext(workspacePath), ".")] {
 		return "[IMAGE:" + workspacePath + "]"

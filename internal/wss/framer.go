@@ -14,8 +14,8 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
-// Keepalive of SPEC §13: a connection silent for PingAfter is pinged, and closed
-// when no pong arrives within PongWait.
+// Keepalive (docs/protocol.md, "Transport and framing"): a connection silent for
+// PingAfter is pinged, and closed when no pong arrives within PongWait.
 const (
 	PingAfter = 20 * time.Second
 	PongWait  = 10 * time.Second
@@ -48,7 +48,7 @@ type Framer struct {
 	closed    chan struct{} // closed when the closing handshake is over
 }
 
-// NewFramer returns a framer over ws with the limits of SPEC §2.
+// NewFramer returns a framer over ws with the limits (docs/protocol.md, "Limits").
 func NewFramer(ws *websocket.Conn) *Framer {
 	f := &Framer{
 		ws:             ws,

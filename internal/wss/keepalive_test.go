@@ -100,9 +100,10 @@ func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "pipe" }
 
 // TestSilentPeerIsPingedAfter20SecondsAndClosed10SecondsLater runs the daemon's
-// keepalive (SPEC §13) with its real durations on a synctest clock: a peer that
-// never reads never answers the ping sent after 20 s of silence and is closed
-// exactly 10 s later; a peer that reads answers every ping and stays.
+// keepalive (docs/protocol.md, "Transport and framing") with its real durations on a
+// synctest clock: a peer that never reads never answers the ping sent after 20 s of
+// silence and is closed exactly 10 s later; a peer that reads answers every ping and
+// stays.
 func TestSilentPeerIsPingedAfter20SecondsAndClosed10SecondsLater(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		type timeout struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	. "github.com/zeroclaw-labs/zeroclaw-go/internal/wss"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -151,12 +152,12 @@ func TestInitializeOverWSSNeedsAPairingToken(t *testing.T) {
 	ctx := testCtx(t)
 
 	_, err := d.dial(t).Initialize(ctx)
-	wantCode(t, err, jsonrpc.CodeUnauthenticated)
+	wantCode(t, err, protocol.CodeUnauthenticated)
 	_, err = d.dial(t, client.WithToken("zc_not-a-paired-token")).Initialize(ctx)
-	wantCode(t, err, jsonrpc.CodeUnauthenticated)
+	wantCode(t, err, protocol.CodeUnauthenticated)
 	noToken := d.dial(t)
 	err = noToken.Call(ctx, "status", nil, nil)
-	wantCode(t, err, jsonrpc.CodeUnauthenticated)
+	wantCode(t, err, protocol.CodeUnauthenticated)
 
 	op, err := d.dial(t, client.WithToken(d.token(t, ""))).Initialize(ctx)
 	if err != nil {
@@ -177,8 +178,8 @@ func TestInitializeOverWSSNeedsAPairingToken(t *testing.T) {
 	if _, err := alice.Status(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, alice.Call(ctx, "config/get", map[string]any{"prop": "wss.port"}, nil), jsonrpc.CodeForbidden)
-	wantCode(t, alice.Call(ctx, "pairing/list", nil, nil), jsonrpc.CodeForbidden)
+	wantCode(t, alice.Call(ctx, "config/get", map[string]any{"prop": "wss.port"}, nil), protocol.CodeForbidden)
+	wantCode(t, alice.Call(ctx, "pairing/list", nil, nil), protocol.CodeForbidden)
 }
 
 func TestPinnedFingerprintMismatchFailsTheDial(t *testing.T) {
@@ -239,7 +240,7 @@ func TestChunkedUploadsAreLocalOnly(t *testing.T) {
 	}
 	for _, m := range []string{"file/upload/begin", "file/upload/chunk", "file/upload/commit"} {
 		err := c.Call(ctx, m, map[string]any{"session_id": s.SessionID, "name": "a.txt", "size_bytes": 3, "upload_id": "x"}, nil)
-		if e := wantCode(t, err, jsonrpc.CodeForbidden); e.Reason() != "local_only" {
+		if e := wantCode(t, err, protocol.CodeForbidden); e.Reason() != "local_only" {
 			t.Fatalf("%s: reason = %q, data %s", m, e.Reason(), e.Data)
 		}
 	}

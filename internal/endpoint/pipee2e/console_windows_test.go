@@ -17,9 +17,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// The daemon stops cleanly on the console's control events (SPEC §19): Ctrl-C,
-// Ctrl-Break and closing the console cancel the running turn (answered with
-// stopReason "cancelled"), commit the store and exit 0.
+// The daemon stops cleanly on the console's control events (docs/protocol.md,
+// "Windows"): Ctrl-C, Ctrl-Break and closing the console cancel the running turn
+// (answered with stopReason "cancelled"), commit the store and exit 0.
 //
 // Ctrl-C goes the way a user's does: through a console that the daemon shares with a
 // helper process, by GenerateConsoleCtrlEvent. Wine delivers no Ctrl-Break that way

@@ -21,8 +21,9 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 )
 
-// defaultPipe is SPEC §1's pipe for a data dir, computed here from the spec, not
-// by the code under test: \\.\pipe\zeroclaw-<first 16 hex of sha256(data dir)>.
+// defaultPipe is the pipe of docs/protocol.md, "The daemon process", for a data dir,
+// computed here from the doc, not by the code under test: \\.\pipe\zeroclaw-<first 16
+// hex of sha256(data dir)>.
 func defaultPipe(dataDir string) string {
 	sum := sha256.Sum256([]byte(dataDir))
 	return `\\.\pipe\zeroclaw-` + hex.EncodeToString(sum[:])[:16]
@@ -115,7 +116,8 @@ func TestFirstClientOfANewDaemonIsAnswered(t *testing.T) {
 	})
 }
 
-// Byte-level framing and envelopes over the pipe (SPEC §2, §3, §5).
+// Byte-level framing and envelopes over the pipe (docs/protocol.md,
+// "Transport and framing" and "Handshake").
 func TestFramesAndEnvelopesOverThePipe(t *testing.T) {
 	d := startDaemon(t, configDir(t, ""), nil)
 

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakemodel"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakemodel"
 )
 
 // Server is the fake endpoint. It is an http.Handler too, for tests that serve it

@@ -1,9 +1,10 @@
 // Package fullfs gives tests a file system that can be filled to the last byte and
-// emptied again: a small tmpfs mounted for the test (Linux, as root), so that SPEC
-// §16's storage failures (disk full) are real ENOSPC and SQLITE_FULL errors, not
-// simulated ones. Where it cannot mount (not root, not Linux, no permission in a
-// container), Mount skips the test with a message saying why; the same cases also
-// run without root through store.Options.FailWrites. It is used only by tests.
+// emptied again: a small tmpfs mounted for the test (Linux, as root), so that the
+// storage failures (disk full) of docs/protocol.md, "Storage failures", are real
+// ENOSPC and SQLITE_FULL errors, not simulated ones. Where it cannot mount (not root,
+// not Linux, no permission in a container), Mount skips the test with a message
+// saying why; the same cases also run without root through store.Options.FailWrites.
+// It is used only by tests.
 package fullfs
 
 import (

@@ -6,9 +6,9 @@ import (
 	"sync"
 )
 
-// Models is what GET /v1/models answers (SPEC §22), the same for both fakes: the
-// models set by Set, or, with a status, that HTTP error. It takes nothing from the
-// script. The zero value lists no models.
+// Models is what GET /v1/models answers (docs/protocol.md, "models/list"), the same
+// for both fakes: the models set by Set, or, with a status, that HTTP error. It takes
+// nothing from the script. The zero value lists no models.
 type Models struct {
 	mu     sync.Mutex
 	models []string

@@ -12,7 +12,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw-labs/zeroclaw-go/internal/fakemodel"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakemodel"
 	"net/http"
 	"net/http/httptest"
 	"regexp"

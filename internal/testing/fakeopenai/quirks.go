@@ -10,11 +10,12 @@ import (
 )
 
 // Quirk is a way in which a real OpenAI-compatible server streams or checks
-// differently from OpenAI's API (SPEC §23). Without quirks the server streams as
-// OpenAI does: the first delta of a call carries its index, id, type and name with
-// empty arguments, later deltas the index and a piece of the arguments string;
-// finish_reason "tool_calls" when there are calls; and, when the request asks
-// (stream_options.include_usage), a last chunk with empty choices and the usage.
+// differently from OpenAI's API (docs/protocol.md, "Remote providers"). Without
+// quirks the server streams as OpenAI does: the first delta of a call carries its
+// index, id, type and name with empty arguments, later deltas the index and a piece
+// of the arguments string; finish_reason "tool_calls" when there are calls; and, when
+// the request asks (stream_options.include_usage), a last chunk with empty choices
+// and the usage.
 type Quirk string
 
 const (
