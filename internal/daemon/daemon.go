@@ -108,6 +108,7 @@ func Run(ctx context.Context, opts Options) error {
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
 		ReplayBytes: int64(cfg.RPC.ReplayBytes),
 		Telemetry:   metrics.Telemetry(tel.metrics, tel.tracer),
+		OnLagged:    tel.metrics.Lagged,
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
 		}})

@@ -5,9 +5,10 @@
 // when [telemetry] otlp_endpoint is set.
 //
 // The daemon builds one Metrics and hands it to the packages that report to it:
-// rpc (calls, connections, lag), session and agent (turns, model and tool calls,
-// through agent.Telemetry). There is no package-level state: two daemons in one
-// process (the tests) keep two registries.
+// rpc (calls, connections), the feed through session (readers detached as
+// lagged: session.Options.OnLagged), session and agent (turns, model and tool
+// calls, through agent.Telemetry). There is no package-level state: two daemons in
+// one process (the tests) keep two registries.
 //
 // What it must never do: take a session's lock (gauges are atomics the session
 // layer keeps, or files stat'ed at scrape), put a prompt, an output, a path, a

@@ -14,7 +14,8 @@ import (
 
 // The metrics of docs/protocol.md, "Metrics and traces": every call of the method
 // table is counted by method and outcome and timed at the gate (Handle), each
-// connection by transport, each lagged reader once; metrics/scrape renders them.
+// connection by transport (lagged readers are counted by the feed, at the detach:
+// session.Options.OnLagged); metrics/scrape renders them.
 
 func (s *Server) metricsMethods() []methodRow {
 	return []methodRow{

@@ -88,7 +88,7 @@ type Config struct {
 	// MCP reports the daemon's MCP servers (mcp/status); nil: none.
 	MCP MCPStatus
 
-	// Metrics counts calls, connections and lag, and serves metrics/scrape
+	// Metrics counts calls and connections, and serves metrics/scrape
 	// (metrics.go); nil: nothing is counted and metrics/scrape answers -32603.
 	Metrics *metrics.Metrics
 }
@@ -450,7 +450,6 @@ func (c *connState) Want(p session.Puller) error { return c.conn.Want(p) }
 // response (the prompt's answer among them), so the client learns of the gap before
 // it learns the turn ended.
 func (c *connState) Lagged(sessionID string, afterSeq uint64) {
-	c.srv.cfg.Metrics.Lagged()
 	err := c.conn.NotifyUnbounded("session/update", laggedUpdate{SessionID: sessionID, Type: protocol.Lagged, AfterSeq: afterSeq})
 	if err != nil {
 		c.log.Info("the connection closed before it could be told it lagged", "session", sessionID)

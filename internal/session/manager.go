@@ -65,6 +65,9 @@ type Options struct {
 	RecoverFor time.Duration
 	// Telemetry observes every turn (metrics and traces); nil: none.
 	Telemetry agent.Telemetry
+	// OnLagged is told of each connection detached as lagged from any session
+	// (feed.Options.OnLagged: it must not block); nil: nothing is told.
+	OnLagged func()
 }
 
 // Manager holds the live sessions.
@@ -117,7 +120,8 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 	}
 	m := &Manager{life: context.Background(), opts: opts, log: opts.Logger, st: opts.Store, sessions: make(map[string]*Session)}
 	m.feeds = feed.NewHub(m.life, feed.Options{Store: opts.Store, Logger: opts.Logger, LagAfter: opts.LagAfter,
-		SeqBlock: opts.SeqBlock, ReplayBytes: opts.ReplayBytes, RecoverFor: opts.RecoverFor})
+		SeqBlock: opts.SeqBlock, ReplayBytes: opts.ReplayBytes, RecoverFor: opts.RecoverFor,
+		OnLagged: opts.OnLagged})
 	m.catalog.Store(catalog)
 	return m
 }
