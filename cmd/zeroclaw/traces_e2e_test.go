@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,31 +14,89 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 // The traces of docs/protocol.md, "Metrics and traces": the real daemon exports
-// over OTLP/HTTP to a collector in the test, which decodes the protobuf.
+// over OTLP/HTTP to a collector in the test, which decodes OTLP's JSON encoding.
+
+// otlpRequest is the ExportTraceServiceRequest of OTLP/HTTP JSON, as much of it as
+// the tests read; an unknown field is an error (decodeOTLP).
+type otlpRequest struct {
+	ResourceSpans []struct {
+		Resource struct {
+			Attributes []otlpKV `json:"attributes"`
+		} `json:"resource"`
+		ScopeSpans []struct {
+			Scope struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"scope"`
+			Spans []*otlpSpan `json:"spans"`
+		} `json:"scopeSpans"`
+	} `json:"resourceSpans"`
+}
+
+type otlpSpan struct {
+	TraceID      string   `json:"traceId"` // hex
+	SpanID       string   `json:"spanId"`
+	ParentSpanID string   `json:"parentSpanId"`
+	Flags        uint32   `json:"flags"`
+	Name         string   `json:"name"`
+	Kind         int      `json:"kind"`              // OTLP's SpanKind: 1 internal, 3 client
+	Start        string   `json:"startTimeUnixNano"` // decimal nanoseconds
+	End          string   `json:"endTimeUnixNano"`
+	Attributes   []otlpKV `json:"attributes"`
+	Status       *struct {
+		Code    int    `json:"code"` // OTLP's: 1 ok, 2 error
+		Message string `json:"message"`
+	} `json:"status"`
+}
+
+type otlpKV struct {
+	Key   string    `json:"key"`
+	Value otlpValue `json:"value"`
+}
+
+type otlpValue struct {
+	StringValue *string     `json:"stringValue"`
+	IntValue    json.Number `json:"intValue"` // a string in proto3 JSON
+	DoubleValue *float64    `json:"doubleValue"`
+	BoolValue   *bool       `json:"boolValue"`
+	ArrayValue  *struct {
+		Values []otlpValue `json:"values"`
+	} `json:"arrayValue"`
+}
+
+const (
+	otlpKindInternal = 1
+	otlpKindClient   = 3
+)
+
+func decodeOTLP(b []byte) (*otlpRequest, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var req otlpRequest
+	if err := dec.Decode(&req); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
 
 // collector is an OTLP/HTTP trace receiver under base; each request's spans go to
 // spans. answer, when set, decides the response (and may block).
 type collector struct {
 	srv      *httptest.Server
 	base     string
-	spans    chan *tracepb.Span
+	spans    chan *otlpSpan
 	raw      chan []byte   // each request's decoded body
 	hits     chan struct{} // a token per request
 	mu       sync.Mutex
-	resource []*commonpb.KeyValue
+	resource []otlpKV
 	answer   func(w http.ResponseWriter)
 }
 
 func newCollector(t *testing.T, answer func(w http.ResponseWriter)) *collector {
-	c := &collector{base: "/otel", spans: make(chan *tracepb.Span, 1000), raw: make(chan []byte, 100),
+	c := &collector{base: "/otel", spans: make(chan *otlpSpan, 1000), raw: make(chan []byte, 100),
 		hits: make(chan struct{}, 1000), answer: answer}
 	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != c.base+"/v1/traces" {
@@ -63,9 +122,12 @@ func newCollector(t *testing.T, answer func(w http.ResponseWriter)) *collector {
 			c.answer(w)
 			return
 		}
-		var req coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			t.Errorf("collector: undecodable request: %v", err)
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("collector: Content-Type %q, want application/json", ct)
+		}
+		req, err := decodeOTLP(b)
+		if err != nil {
+			t.Errorf("collector: undecodable request: %v: %s", err, b)
 			return
 		}
 		select {
@@ -74,7 +136,7 @@ func newCollector(t *testing.T, answer func(w http.ResponseWriter)) *collector {
 		}
 		for _, rs := range req.ResourceSpans {
 			c.mu.Lock()
-			c.resource = rs.GetResource().GetAttributes()
+			c.resource = rs.Resource.Attributes
 			c.mu.Unlock()
 			for _, ss := range rs.ScopeSpans {
 				for _, s := range ss.Spans {
@@ -82,9 +144,8 @@ func newCollector(t *testing.T, answer func(w http.ResponseWriter)) *collector {
 				}
 			}
 		}
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
 	}))
 	t.Cleanup(c.srv.Close)
 	return c
@@ -92,24 +153,34 @@ func newCollector(t *testing.T, answer func(w http.ResponseWriter)) *collector {
 
 func (c *collector) endpoint() string { return c.srv.URL + c.base }
 
-func attrs(kvs []*commonpb.KeyValue) map[string]string {
+func attrs(kvs []otlpKV) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		v := kv.GetValue()
-		switch {
-		case v.GetArrayValue() != nil:
-			var parts []string
-			for _, e := range v.GetArrayValue().GetValues() {
-				parts = append(parts, e.GetStringValue())
-			}
-			m[kv.Key] = strings.Join(parts, ",")
-		case v.GetStringValue() != "":
-			m[kv.Key] = v.GetStringValue()
-		default:
-			m[kv.Key] = fmt.Sprint(v.GetIntValue())
-		}
+		m[kv.Key] = kv.Value.String()
 	}
 	return m
+}
+
+// String is the value as the tests compare it: a string, a decimal integer, an
+// array's elements joined by commas.
+func (v otlpValue) String() string {
+	switch {
+	case v.ArrayValue != nil:
+		var parts []string
+		for _, e := range v.ArrayValue.Values {
+			parts = append(parts, e.String())
+		}
+		return strings.Join(parts, ",")
+	case v.StringValue != nil:
+		return *v.StringValue
+	case v.IntValue != "":
+		return v.IntValue.String()
+	case v.DoubleValue != nil:
+		return fmt.Sprint(*v.DoubleValue)
+	case v.BoolValue != nil:
+		return fmt.Sprint(*v.BoolValue)
+	}
+	return ""
 }
 
 func telemetryConfig(endpoint string) string {
@@ -132,7 +203,7 @@ func TestTracesReachAnOTLPCollectorWithTheGenAIAttributesAndNoText(t *testing.T)
 
 	// One turn with a tool: its span, two model calls (the tool call, the answer)
 	// and one tool call.
-	byName := map[string][]*tracepb.Span{}
+	byName := map[string][]*otlpSpan{}
 	deadline := time.After(30 * time.Second)
 	for len(byName["invoke_agent default"]) < 1 || len(byName["chat echo"]) < 2 || len(byName["execute_tool list_dir"]) < 1 {
 		select {
@@ -159,16 +230,26 @@ func TestTracesReachAnOTLPCollectorWithTheGenAIAttributesAndNoText(t *testing.T)
 			a["gen_ai.usage.input_tokens"] == "" || a["gen_ai.usage.output_tokens"] == "" {
 			t.Errorf("model call span attributes: %v", a)
 		}
-		if s.Kind != tracepb.Span_SPAN_KIND_CLIENT {
-			t.Errorf("model call span kind %v, want client", s.Kind)
+		if s.Kind != otlpKindClient {
+			t.Errorf("model call span kind %v, want client (3)", s.Kind)
 		}
 	}
 	tool := byName["execute_tool list_dir"][0]
 	if a := attrs(tool.Attributes); a["gen_ai.operation.name"] != "execute_tool" || a["gen_ai.tool.name"] != "list_dir" {
 		t.Errorf("tool span attributes: %v", a)
 	}
+	if turn.Kind != otlpKindInternal || tool.Kind != otlpKindInternal {
+		t.Errorf("turn and tool span kinds %d, %d, want internal (1)", turn.Kind, tool.Kind)
+	}
+	if len(turn.TraceID) != 32 || len(turn.SpanID) != 16 || turn.ParentSpanID != "" {
+		t.Errorf("turn span ids: trace %q span %q parent %q, want 32 and 16 hex digits and no parent",
+			turn.TraceID, turn.SpanID, turn.ParentSpanID)
+	}
+	if turn.Start == "" || turn.End < turn.Start || len(turn.End) != len(turn.Start) {
+		t.Errorf("turn span times %q to %q", turn.Start, turn.End)
+	}
 	for _, s := range append(byName["chat echo"], tool) {
-		if !bytes.Equal(s.TraceId, turn.TraceId) || !bytes.Equal(s.ParentSpanId, turn.SpanId) {
+		if s.TraceID != turn.TraceID || s.ParentSpanID != turn.SpanID {
 			t.Errorf("span %s is not a child of the turn's span", s.Name)
 		}
 	}

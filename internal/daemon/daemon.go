@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 	servers := mcp.NewManager(log)
 	defer servers.Close()
 	servers.Configure(mcp.FromConfig(cfg, dirs.DataDir, getenv))
-	tel, err := startTelemetry(cfg, dirs.DataDir, servers, log)
+	tel, err := startTelemetry(cfg, dirs.DataDir, servers, getenv, log)
 	if err != nil {
 		ln.Close()
 		return err

@@ -27,7 +27,7 @@ type telemetry struct {
 
 // startTelemetry builds the registry and starts the exporter; the listener starts
 // with serve, once the gauges' sources exist.
-func startTelemetry(cfg config.Config, dataDir string, servers *mcp.Manager, log *slog.Logger) (*telemetry, error) {
+func startTelemetry(cfg config.Config, dataDir string, servers *mcp.Manager, getenv func(string) string, log *slog.Logger) (*telemetry, error) {
 	t := &telemetry{}
 	db := filepath.Join(dataDir, "sessions.db")
 	t.metrics = metrics.New(metrics.Sources{
@@ -42,7 +42,7 @@ func startTelemetry(cfg config.Config, dataDir string, servers *mcp.Manager, log
 		StoreFiles: map[string]string{"db": db, "wal": db + "-wal"},
 	})
 	if e := cfg.Telemetry.OTLPEndpoint; e != "" {
-		tr, err := metrics.NewTracer(e, version.Version, log)
+		tr, err := metrics.NewTracer(e, version.Version, getenv, log)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -49,19 +49,16 @@ func CheckEndpoint(endpoint string) error {
 // OTEL_EXPORTER_OTLP_ENDPOINT variable is read.
 func TracesURL(endpoint string) string { return strings.TrimRight(endpoint, "/") + "/v1/traces" }
 
-// NewTracer starts exporting to the OTLP/HTTP collector at the base URL endpoint.
-// Nothing is sent until the first span ends; an unreachable collector only costs
-// dropped spans and a warning in log at most once a minute.
-func NewTracer(endpoint, serviceVersion string, log *slog.Logger) (*Tracer, error) {
+// NewTracer starts exporting to the OTLP/HTTP collector at the base URL endpoint,
+// with the OTEL_EXPORTER_OTLP_* variables of getenv (nil: the process's) that
+// apply beside it (otlp.go). Nothing is sent until the first span ends; an
+// unreachable collector only costs dropped spans and a warning in log at most
+// once a minute.
+func NewTracer(endpoint, serviceVersion string, getenv func(string) string, log *slog.Logger) (*Tracer, error) {
 	if err := CheckEndpoint(endpoint); err != nil {
 		return nil, fmt.Errorf("telemetry.otlp_endpoint: %w", err)
 	}
-	exp, err := otlptracehttp.New(context.Background(),
-		otlptracehttp.WithEndpointURL(TracesURL(endpoint)),
-		otlptracehttp.WithTimeout(exportTimeout),
-		// A failed batch is dropped, not retried: retries would hold the queue.
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}),
-	)
+	exp, err := newOTLPExporter(TracesURL(endpoint), serviceVersion, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry.otlp_endpoint: %w", err)
 	}
@@ -164,7 +161,9 @@ func (q *spanQueue) export(batch []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpa
 	ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 	err := q.exp.ExportSpans(ctx, batch)
 	cancel()
-	if err != nil {
+	if re, ok := errors.AsType[*rejectedError](err); ok {
+		q.dropped(re.Rejected, err.Error())
+	} else if err != nil {
 		q.dropped(len(batch), err.Error())
 	}
 	clear(batch)
