@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Windows stage of CI (SPEC §19): the Windows builds of the daemon and its clients,
+# The Windows stage of CI (docs/protocol.md, "Windows"): the Windows builds of the daemon and its clients,
 # end to end on the named pipe, under Wine. It installs Wine, makes a fresh prefix, adds
 # the one DLL that bookworm's Wine 8.0 lacks for Go programs, and runs the Windows tests
 # of the endpoint package and the pipe end-to-end tests with `go test -exec`.

@@ -205,7 +205,12 @@ func (c *Client) makeLink(f jsonrpc.Framer, framerDone <-chan struct{}) *link {
 	l.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(c.handle), jsonrpc.Options{
 		// session/update is served on the reader, so updates keep the daemon's order and
 		// are queued before the answer that follows them is read (see Prompt).
-		Inline: func(r *jsonrpc.Request) bool { return r.Method == "session/update" },
+		Schedule: func(r *jsonrpc.Request) jsonrpc.Schedule {
+			if r.Method == "session/update" {
+				return jsonrpc.Inline
+			}
+			return jsonrpc.Spawn
+		},
 		Logger: c.opts.logger,
 	})
 	return l

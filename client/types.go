@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json/jsontext"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
@@ -25,68 +24,21 @@ const (
 	ToolProgress      = protocol.ToolProgress     // ToolCallID, Progress, Total, Message
 )
 
-// Update is one session/update notification. Which fields are set depends on Type.
-type Update struct {
-	SessionID   string         `json:"sessionId"`
-	TurnID      string         `json:"turnId"`
-	Seq         uint64         `json:"seq"`
-	Type        string         `json:"type"`
-	Text        string         `json:"text"`       // agent_message_chunk, agent_thought_chunk
-	ToolCallID  string         `json:"toolCallId"` // tool_call, tool_result, approval_request
-	Name        string         `json:"name"`       // the tool
-	RawInput    jsontext.Value `json:"rawInput"`   // tool_call, approval_request: the arguments
-	RawOutput   string         `json:"rawOutput"`  // tool_result
-	IsError     bool           `json:"isError"`    // tool_result
-	RequestID   string         `json:"requestId"`  // approval_request, request_resolved
-	TimeoutSecs int            `json:"timeoutSecs"`
-	Dropped     int            `json:"droppedMessages"` // history_trimmed
-	Kept        int            `json:"keptMessages"`    // history_trimmed
-	AfterSeq    uint64         `json:"afterSeq"`        // lagged: every update up to this seq was delivered
-	Locations   []Location     `json:"locations"`       // tool_call of a file tool: the places it touches
-	Diff        *Diff          `json:"diff"`            // tool_result of write_file, edit_file: the file before and after
-	Entries     []PlanEntry    `json:"entries"`         // plan
-	// session_info (no TurnID): the session's controls after session/set.
-	Mode  string `json:"mode"`
-	Model string `json:"model"`
-	Title string `json:"title"`
-	// history_compacted (no TurnID): the retained context's size in characters.
-	Before int `json:"before"`
-	After  int `json:"after"`
-	// usage: one model call's tokens; ContextWindow is 0 when unknown.
-	InputTokens       int      `json:"inputTokens"`
-	OutputTokens      int      `json:"outputTokens"`
-	CachedInputTokens int      `json:"cachedInputTokens"`
-	ContextTokens     int      `json:"contextTokens"`
-	ContextWindow     int      `json:"contextWindow"`
-	Progress          float64  `json:"progress"` // tool_progress
-	Total             *float64 `json:"total"`    // tool_progress, when known
-	Message           string   `json:"message"`  // tool_progress
-	// Raw is the notification's params exactly as received.
-	Raw jsontext.Value `json:"-"`
-}
+// Update is one session/update notification (package protocol's). Which fields
+// are set depends on Type; Raw is the notification's params exactly as received.
+type Update = protocol.Update
 
 // Location is a place a file tool touches: an absolute path and, when known, a
 // 1-based line (0 when not).
-type Location struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-}
+type Location = protocol.Location
 
 // Diff is a file a tool changed, whole, before and after. OldText is nil for a
 // file the call created. The daemon sends none for files over 256 KiB.
-type Diff struct {
-	Path    string  `json:"path"`
-	OldText *string `json:"oldText"`
-	NewText string  `json:"newText"`
-}
+type Diff = protocol.Diff
 
 // PlanEntry is one step of a plan: Status is pending, in_progress or completed;
 // Priority high, medium, low or "" when the model gave none.
-type PlanEntry struct {
-	Content  string `json:"content"`
-	Status   string `json:"status"`
-	Priority string `json:"priority"`
-}
+type PlanEntry = protocol.PlanEntry
 
 // Decisions for Approve.
 const (
@@ -103,23 +55,13 @@ const (
 	StopError     = "error"
 )
 
-// Elicitation is the daemon's elicitation/create request: a question from the ask_user
-// tool. RequestedSchema is a JSON Schema object with one string property, "answer",
-// whose "enum" lists the choices when there are any (see Choices).
-type Elicitation struct {
-	SessionID       string         `json:"sessionId"`
-	Mode            string         `json:"mode"`
-	Message         string         `json:"message"`
-	RequestedSchema jsontext.Value `json:"requestedSchema"`
-	RequestID       string         `json:"requestId"`
-}
+// Elicitation is the daemon's elicitation/create request: a question from the
+// ask_user tool (package protocol's; see Choices).
+type Elicitation = protocol.Elicitation
 
-// ElicitationResult answers an Elicitation. Action is "accept" (with Content, e.g.
+// ElicitationResult answers an Elicitation: Action "accept" (with Content, e.g.
 // {"answer": "blue"}), "decline" or "cancel".
-type ElicitationResult struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitzero"`
-}
+type ElicitationResult = protocol.ElicitationResult
 
 // ElicitationHandler answers elicitation/create. It runs on a goroutine of its own and
 // may block until the user answers; ctx ends when the connection closes. An error

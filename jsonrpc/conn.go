@@ -34,7 +34,7 @@ var ErrQueueFull = errors.New("jsonrpc: outbound queue full")
 
 // Handler answers the requests and notifications of one connection. Conn calls Handle
 // on a goroutine of its own per message (or on the reader goroutine when
-// Options.Inline says so), so Handle must be safe for concurrent use.
+// Options.Schedule says Inline or InPlace), so Handle must be safe for concurrent use.
 //
 // A result is marshaled with encoding/json/v2 (a jsontext.Value goes out as is, an
 // Appender appends itself). An *Error answers with its code; any other error answers
@@ -58,32 +58,11 @@ type Options struct {
 	// MaxInFlight bounds the requests and notifications served at once; when reached,
 	// the connection is not read until one finishes. Zero means MaxInFlight.
 	MaxInFlight int
-	// Inline, when it reports true, makes the reader serve the request itself before
-	// reading the next frame: the server uses it to serve the handshake in order, and
-	// for methods too quick to be worth a goroutine. Inline requests take no slot.
-	Inline func(*Request) bool
-	// InPlace, when it reports true, serves the request like Inline but straight from
-	// the framer's buffer, which the next frame overwrites: its handler keeps nothing
-	// of the request (its ID, its Params) once it has returned, and its result nothing
-	// once encoded. It saves a copy of the frame and its garbage.
-	InPlace func(*Request) bool
-	// Ordered, when it reports true, serves the request in frame order like Inline,
-	// but on a short-lived goroutine the reader waits for. It is for calls that run
-	// deep, such as the handshake: the reader's stack, which every idle connection
-	// keeps for its life, then never grows to hold them. Checked before Inline.
-	Ordered func(*Request) bool
-	// Priority, when it reports true for a request that is not inline, serves it on
-	// a goroutine of its own without waiting for one of the MaxInFlight slots: a
-	// client whose slots are all held by long calls can still reach the daemon with
-	// these (docs/protocol.md, "Delivery"). Priority requests have as many slots
-	// again of their own.
-	Priority func(*Request) bool
-	// Recycle, when it reports true for a request, says that its handler keeps
-	// nothing of the request (its Params, its ID) once it has returned, and its
-	// result nothing of them once encoded: the buffer of a large frame is then
-	// reused for later frames instead of being left to the garbage collector (the
-	// server says so for upload chunks, 1.4 MB each).
-	Recycle func(*Request) bool
+	// Schedule tells how each inbound request or notification is served (see
+	// Schedule); nil serves every one as Spawn. The reader calls it once a frame,
+	// maybe on a Request in the framer's buffer: it keeps nothing of req (a copy of
+	// its ID or Params is fine) past its return.
+	Schedule func(*Request) Schedule
 	// OutboundFrames and OutboundBytes bound the notifications queued for the peer
 	// and not yet written; Notify refuses one that does not fit (ErrQueueFull).
 	// Zero means OutboundFrames and OutboundBytes. Responses are never refused.
@@ -100,11 +79,7 @@ type Options struct {
 type Conn struct {
 	framer   Framer
 	handler  Handler
-	inline   func(*Request) bool
-	inPlace  func(*Request) bool
-	ordered  func(*Request) bool
-	priority func(*Request) bool
-	recycles func(*Request) bool
+	schedule func(*Request) Schedule
 	log      *slog.Logger
 	slots    chan struct{}
 	urgent   chan struct{} // the slots of priority requests
@@ -143,11 +118,7 @@ func NewConn(framer Framer, h Handler, opts Options) *Conn {
 	c := &Conn{
 		framer:    framer,
 		handler:   h,
-		inline:    opts.Inline,
-		inPlace:   opts.InPlace,
-		ordered:   opts.Ordered,
-		priority:  opts.Priority,
-		recycles:  opts.Recycle,
+		schedule:  opts.Schedule,
 		log:       log,
 		slots:     make(chan struct{}, n),
 		urgent:    make(chan struct{}, n),
@@ -216,7 +187,8 @@ func (c *Conn) readLoop() error {
 			}
 			return err
 		}
-		if c.servedInPlace(line) {
+		served, sched, scheduled := c.servedInPlace(line)
+		if served {
 			continue
 		}
 		// Other handlers outlive the framer's buffer. A frame of a burst is copied
@@ -243,7 +215,10 @@ func (c *Conn) readLoop() error {
 		case env.Response != nil:
 			c.deliver(env.Response)
 		case env.Request != nil:
-			if !c.dispatch(env.Request, taken) {
+			if !scheduled {
+				sched = c.scheduleOf(env.Request)
+			}
+			if !c.dispatch(env.Request, taken, sched) {
 				return ErrClosed
 			}
 		}
@@ -254,34 +229,38 @@ func (c *Conn) readLoop() error {
 // no quick call's.
 const inPlaceMax = 1 << 10
 
-// servedInPlace serves line, when it is a request Options.InPlace names, straight
+// servedInPlace serves line, when it is a request scheduled InPlace, straight
 // from the framer's buffer, with the reader's own Request: its handler keeps
 // nothing of it, and its answer is queued (copied) before the next frame is read,
-// so nothing of it is copied or allocated. It reports whether it served line; when
-// not, line is classified again from a copy, as any frame is.
-func (c *Conn) servedInPlace(line []byte) bool {
-	if c.inPlace == nil || len(line) == 0 || len(line) > inPlaceMax || line[0] != '{' {
-		return false
+// so nothing of it is copied or allocated. It reports whether it served line;
+// when not, line is classified again from a copy, as any frame is, and scheduled
+// tells whether sched is its schedule already (Options.Schedule is asked once a
+// frame).
+func (c *Conn) servedInPlace(line []byte) (served bool, sched Schedule, scheduled bool) {
+	if c.schedule == nil || len(line) == 0 || len(line) > inPlaceMax || line[0] != '{' {
+		return false, Spawn, false
 	}
 	c.arena.one = &c.one
 	env := classify(line, &c.arena)
 	c.arena.one = nil
-	req := env.Request
-	served := req == &c.one && (c.ordered == nil || !c.ordered(req)) && c.inPlace(req)
-	if served {
-		c.serveInline(req, nil)
+	if req := env.Request; req == &c.one {
+		sched, scheduled = c.schedule(req), true
+		if served = sched.Mode() == InPlace; served {
+			c.serveInline(req, nil, sched)
+		}
 	}
 	c.one = Request{}
-	return served
+	return served, sched, scheduled
 }
 
 // dispatch serves req: inline, or on a goroutine of its own once it has a slot. The
 // wait for a slot is the backpressure (docs/protocol.md, "Limits"); priority requests
 // wait only for each other. It reports false when the connection closed while
 // waiting. taken is req's frame when the reader took it from the framer (a large
-// one), else nil.
-func (c *Conn) dispatch(req *Request, taken []byte) bool {
-	if c.ordered != nil && c.ordered(req) {
+// one), else nil; sched is req's Schedule.
+func (c *Conn) dispatch(req *Request, taken []byte, sched Schedule) bool {
+	switch sched.Mode() {
+	case Ordered:
 		done := make(chan []byte)
 		var queued func()
 		go func() {
@@ -290,19 +269,18 @@ func (c *Conn) dispatch(req *Request, taken []byte) bool {
 			done <- msg
 		}()
 		msg := <-done
-		c.recycle(req, taken)
+		c.recycle(sched, taken)
 		if msg != nil {
 			c.out.push(msg, frameResponse, false, false)
 		}
 		runQueued(queued)
 		return true
-	}
-	if c.inline != nil && c.inline(req) {
-		c.serveInline(req, taken)
+	case Inline, InPlace:
+		c.serveInline(req, taken, sched)
 		return true
 	}
 	slots := c.slots
-	if c.priority != nil && c.priority(req) {
+	if sched.Mode() == Priority {
 		slots = c.urgent
 	}
 	select {
@@ -326,7 +304,7 @@ func (c *Conn) dispatch(req *Request, taken []byte) bool {
 		ctx, cancel := context.WithCancel(c.ctx)
 		defer cancel()
 		msg, queued := c.answer(ctx, req, nil)
-		c.recycle(req, taken)
+		c.recycle(sched, taken)
 		if msg != nil {
 			c.out.push(msg, frameResponse, true, false)
 		}
@@ -349,11 +327,11 @@ func runQueued(f func()) {
 	}
 }
 
-// serveInline serves req on the reader; taken as for recycle.
-func (c *Conn) serveInline(req *Request, taken []byte) {
+// serveInline serves req on the reader; taken and sched as for recycle.
+func (c *Conn) serveInline(req *Request, taken []byte, sched Schedule) {
 	// Encoded in the reader's scratch buffer, which the queue copies.
 	msg, queued := c.answer(c.ctx, req, c.scratch[:0])
-	c.recycle(req, taken)
+	c.recycle(sched, taken)
 	if msg != nil {
 		c.out.push(msg, frameResponse, false, true)
 		if cap(msg) <= 4<<10 { // an idle connection keeps no large buffer
@@ -364,9 +342,9 @@ func (c *Conn) serveInline(req *Request, taken []byte) {
 }
 
 // recycle gives the framer back a frame the reader took, once req is answered
-// (its answer encoded), when Options.Recycle says the handler kept nothing of it.
-func (c *Conn) recycle(req *Request, taken []byte) {
-	if taken != nil && c.recycles != nil && c.recycles(req) {
+// (its answer encoded), when its schedule has Recycle: the handler kept nothing of it.
+func (c *Conn) recycle(sched Schedule, taken []byte) {
+	if taken != nil && sched&Recycle != 0 {
 		c.taker.ReturnFrame(taken)
 	}
 }

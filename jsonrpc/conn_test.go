@@ -271,7 +271,7 @@ func TestNotificationsAreNeverAnswered(t *testing.T) {
 
 func TestPipelinedInlineAnswersAllArriveInOrder(t *testing.T) {
 	h := HandlerFunc(func(_ context.Context, req *Request) (any, error) { return string(req.ID), nil })
-	_, peer, r := pair(t, h, Options{Inline: func(*Request) bool { return true }})
+	_, peer, r := pair(t, h, Options{Schedule: func(*Request) Schedule { return Inline }})
 	var batch strings.Builder
 	for i := range 200 {
 		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","method":"fast","id":%d}`+"\n", i)
@@ -297,7 +297,12 @@ func TestHeldInlineAnswerDoesNotWaitForASlowCall(t *testing.T) {
 		}
 		return "ok", nil
 	})
-	_, peer, r := pair(t, h, Options{MaxInFlight: 1, Inline: func(req *Request) bool { return req.Method == "fast" }})
+	_, peer, r := pair(t, h, Options{MaxInFlight: 1, Schedule: func(req *Request) Schedule {
+		if req.Method == "fast" {
+			return Inline
+		}
+		return Spawn
+	}})
 	defer close(release)
 	// One write: the fast answer is held while the slow calls are read, and the
 	// second slow call waits for a free slot.
@@ -322,7 +327,12 @@ func TestInPlaceRequestsAmongOtherFrames(t *testing.T) {
 		return req.Method + " " + string(req.ID) + " " + string(req.Params), nil
 	})
 	inPlace := func(req *Request) bool { return req.Method == "fast" }
-	_, peer, r := pair(t, h, Options{Inline: inPlace, InPlace: inPlace})
+	_, peer, r := pair(t, h, Options{Schedule: func(r *Request) Schedule {
+		if inPlace(r) {
+			return InPlace
+		}
+		return Spawn
+	}})
 	big := `{"pad":"` + strings.Repeat("x", inPlaceMax) + `"}`
 	frames := []string{
 		`{"jsonrpc":"2.0","method":"fast","id":1,"params":{"n":1}}`,

@@ -89,11 +89,11 @@ var appender = statusAppender(sampleStatus)
 func serveLines(n int, result func() any, inPlace bool) int {
 	s := &linesStream{line: []byte(`{"jsonrpc":"2.0","method":"status","id":123456}` + "\n"), left: n}
 	h := jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return result(), nil })
-	all := func(*jsonrpc.Request) bool { return true }
-	opts := jsonrpc.Options{Inline: all, Logger: slog.New(slog.DiscardHandler)}
+	sched := jsonrpc.Inline
 	if inPlace {
-		opts.InPlace = all
+		sched = jsonrpc.InPlace
 	}
+	opts := jsonrpc.Options{Schedule: func(*jsonrpc.Request) jsonrpc.Schedule { return sched }, Logger: slog.New(slog.DiscardHandler)}
 	c := jsonrpc.NewConn(jsonrpc.NewNDJSON(s), h, opts)
 	c.Run()
 	return s.written

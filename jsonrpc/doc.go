@@ -9,14 +9,14 @@
 //
 // # Goroutines of a Conn
 //
-// One reader goroutine (Run) reads, classifies and dispatches frames. A request is
-// served inline by the reader (Options.Inline), in order on a short-lived goroutine
-// the reader waits for (Options.Ordered: deep calls such as the handshake, so that
-// the reader's stack stays small), or on a goroutine of its own once it holds one of
-// MaxInFlight slots; a priority request (Options.Priority) has slots of its own and
-// never waits for the ordinary ones. During a burst of pipelined frames the reader
-// takes its small allocations from an arena (arena.go); a small request that
-// Options.InPlace names is served straight from the framer's buffer, with nothing
+// One reader goroutine (Run) reads, classifies and dispatches frames. One function,
+// Options.Schedule, tells how each request is served: inline by the reader
+// (Inline), in order on a short-lived goroutine the reader waits for (Ordered: deep
+// calls such as the handshake, so that the reader's stack stays small), or on a
+// goroutine of its own once it holds one of MaxInFlight slots (Spawn); a Priority
+// request has slots of its own and never waits for the ordinary ones. During a
+// burst of pipelined frames the reader takes its small allocations from an arena
+// (arena.go); a small request scheduled InPlace is served straight from the framer's buffer, with nothing
 // copied or allocated for it. A request served on its own goroutine gets a
 // context of its own, which ends when its handler returns or the connection closes.
 //

@@ -269,7 +269,12 @@ func TestPriorityRequestsDoNotWaitForTheInFlightSlots(t *testing.T) {
 		return req.Method, nil
 	})
 	priority := func(r *Request) bool { return r.Method == "cancel" || r.Method == "approve" }
-	_, peer, r := pair(t, h, Options{Priority: priority})
+	_, peer, r := pair(t, h, Options{Schedule: func(r *Request) Schedule {
+		if priority(r) {
+			return Priority
+		}
+		return Spawn
+	}})
 	var batch strings.Builder
 	for i := range MaxInFlight {
 		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","method":"prompt","id":%d}`+"\n", i)
@@ -368,7 +373,7 @@ func TestOrderedRequestsAreServedOneAtATimeInFrameOrder(t *testing.T) {
 		defer running.Add(-1)
 		return string(req.ID), nil
 	})
-	_, peer, r := pair(t, h, Options{Ordered: func(*Request) bool { return true }})
+	_, peer, r := pair(t, h, Options{Schedule: func(*Request) Schedule { return Ordered }})
 	var batch strings.Builder
 	for i := range 100 {
 		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","method":"deep","id":%d}`+"\n", i)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/scan"
 )
 
 // DecodeParams unmarshals request params into v, a pointer to a struct, and answers
@@ -141,11 +143,11 @@ func canonicalize(params jsontext.Value, aliases map[string]string) (jsontext.Va
 // malformed object) answers true, and the decoder looks. It need not validate:
 // Unmarshal does, after.
 func hasAlias(params []byte, aliases map[string]string) bool {
-	i := skipSpace(params, 0)
+	i := scan.Space(params, 0)
 	if i >= len(params) || params[i] != '{' {
 		return true
 	}
-	i = skipSpace(params, i+1)
+	i = scan.Space(params, i+1)
 	if i < len(params) && params[i] == '}' {
 		return false
 	}
@@ -164,20 +166,20 @@ func hasAlias(params []byte, aliases map[string]string) bool {
 		if _, ok := aliases[string(name)]; ok {
 			return true
 		}
-		i = skipSpace(params, end+1)
+		i = scan.Space(params, end+1)
 		if i >= len(params) || params[i] != ':' {
 			return true
 		}
-		if i = skim(params, skipSpace(params, i+1)); i < 0 {
+		if i = skim(params, scan.Space(params, i+1)); i < 0 {
 			return true
 		}
-		i = skipSpace(params, i)
+		i = scan.Space(params, i)
 		if i >= len(params) {
 			return true
 		}
 		switch params[i] {
 		case ',':
-			i = skipSpace(params, i+1)
+			i = scan.Space(params, i+1)
 		case '}':
 			return false
 		default:
@@ -195,21 +197,21 @@ func hasAlias(params []byte, aliases map[string]string) bool {
 // valid: call it on params DecodeParams accepted. A name spelled with an escape is
 // not found.
 func StringMember(params jsontext.Value, name string) (jsontext.Value, bool) {
-	i := skipSpace(params, 0)
+	i := scan.Space(params, 0)
 	if i >= len(params) || params[i] != '{' {
 		return nil, false
 	}
-	i = skipSpace(params, i+1)
+	i = scan.Space(params, i+1)
 	for i < len(params) && params[i] == '"' {
 		end := stringEnd(params, i+1)
 		if end < 0 {
 			return nil, false
 		}
 		key := params[i+1 : end]
-		if i = skipSpace(params, end+1); i >= len(params) || params[i] != ':' {
+		if i = scan.Space(params, end+1); i >= len(params) || params[i] != ':' {
 			return nil, false
 		}
-		start := skipSpace(params, i+1)
+		start := scan.Space(params, i+1)
 		if i = skim(params, start); i < 0 {
 			return nil, false
 		}
@@ -219,10 +221,10 @@ func StringMember(params jsontext.Value, name string) (jsontext.Value, bool) {
 			}
 			return params[start:i:i], true
 		}
-		if i = skipSpace(params, i); i >= len(params) || params[i] != ',' {
+		if i = scan.Space(params, i); i >= len(params) || params[i] != ',' {
 			return nil, false
 		}
-		i = skipSpace(params, i+1)
+		i = scan.Space(params, i+1)
 	}
 	return nil, false
 }
@@ -282,13 +284,6 @@ func stringEnd(b []byte, from int) int {
 		}
 		from = q + 1
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
 }
 
 func sameJSON(a, b jsontext.Value) bool {

@@ -173,11 +173,14 @@ func TestRecycledLargeFramesAreServedIntact(t *testing.T) {
 		return jsontext.Value(`"ok"`), nil
 	})
 	recycled := 0
-	_, peer, r := pair(t, h, Options{Recycle: func(req *Request) bool {
+	_, peer, r := pair(t, h, Options{Schedule: func(req *Request) Schedule {
 		mu.Lock()
 		recycled++
 		mu.Unlock()
-		return req.Method == "big"
+		if req.Method == "big" {
+			return Spawn | Recycle
+		}
+		return Spawn
 	}})
 	go func() {
 		for i := range 12 {
@@ -196,6 +199,6 @@ func TestRecycledLargeFramesAreServedIntact(t *testing.T) {
 		t.Fatalf("requests %v saw params other than their own", bad)
 	}
 	if recycled != 12 {
-		t.Fatalf("Recycle asked %d times, want 12", recycled)
+		t.Fatalf("Schedule asked %d times, want 12 (once a frame)", recycled)
 	}
 }

@@ -41,6 +41,9 @@ const (
 	Usage = "usage"
 	// ToolProgress is a running tool's progress (an MCP server's).
 	ToolProgress = "tool_progress"
+	// MemoryRecalled says which memories a turn's recall put in front of its user
+	// message in the provider request (docs/protocol.md, "Memory").
+	MemoryRecalled = "memory_recalled"
 	// Lagged tells a connection it was detached from a session it fell behind on.
 	Lagged = "lagged"
 )

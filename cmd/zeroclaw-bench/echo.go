@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/scan"
 )
 
 // echoServer is the baseline: what a server that does only what the socket needs
@@ -221,11 +223,11 @@ func scanRequest(line []byte) (method, id []byte) {
 			if depth != 1 {
 				continue
 			}
-			j := skipSpace(line, end+1)
+			j := scan.Space(line, end+1)
 			if j >= len(line) || line[j] != ':' {
 				continue // a string value, not a member name
 			}
-			v := skipSpace(line, j+1)
+			v := scan.Space(line, j+1)
 			switch string(key) {
 			case "id":
 				id = line[v:valueEnd(line, v)]
@@ -276,13 +278,6 @@ func valueEnd(b []byte, v int) int {
 		e++
 	}
 	return e
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
 }
 
 // close stops accepting, closes every connection and waits for their goroutines.

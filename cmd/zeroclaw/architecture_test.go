@@ -1,6 +1,7 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -72,6 +73,9 @@ func TestTheCoreKnowsNothingOfJSONRPC(t *testing.T) {
 		"internal/llm":   {"internal/provider", "internal/store"},
 		"internal/tool":  {"internal/provider", "internal/session"},
 		"internal/mcp":   {"internal/provider", "internal/session"},
+		// Memory sits on the store: it takes the vocabulary from internal/llm and
+		// knows nothing of sessions or the wire (session and rpc call it).
+		"internal/memory": {"internal/provider", "internal/session", "internal/rpc", "jsonrpc"},
 		// The wire types are a leaf both sides share; JSON-RPC knows none of them.
 		"protocol": {"jsonrpc", "client", "internal/session", "internal/rpc", "internal/feed"},
 		"jsonrpc":  {"protocol", "internal/session", "internal/rpc"},
@@ -160,5 +164,44 @@ func TestNoProductionCodeImportsATestDouble(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Fatalf("checked only %d production files", checked)
+	}
+}
+
+// TestEachHelperIsWrittenOnce: the tests' poll (wait.For, wait.PIDFile) and the
+// JSON fast paths' whitespace scan (scan.Space) each have one home; a function of
+// one of the names their copies had is a new copy.
+func TestEachHelperIsWrittenOnce(t *testing.T) {
+	copies := map[string]string{
+		"waitFor": "wait.For", "waitForPid": "wait.PIDFile", "waitForPID": "wait.PIDFile",
+		"skipSpace": "scan.Space",
+	}
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && copies[fn.Name.Name] != "" {
+				t.Errorf("%s declares %s: use %s", strings.TrimPrefix(path, "../../"), fn.Name.Name, copies[fn.Name.Name])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 200 {
+		t.Fatalf("checked only %d files", checked)
 	}
 }

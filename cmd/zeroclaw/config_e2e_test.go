@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // zeroclaw runs the client `zeroclaw args...` with HOME=home.
@@ -294,7 +295,7 @@ func relayAs(t *testing.T, d *daemon, cred *syscall.Credential) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	waitFor(t, "the relay answering", 30*time.Second, func() bool {
+	wait.For(t, "the relay answering", 30*time.Second, func() bool {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 func mode(t *testing.T, path string) fs.FileMode {
@@ -223,7 +225,7 @@ func TestConnectionLimitFromConfig(t *testing.T) {
 	if _, ok := d.stderr.await(func(log string) bool { return strings.Contains(log, "connection closed") }, d.exited, 10*time.Second); !ok {
 		t.Fatal("the readiness probe's connection was never closed")
 	}
-	waitFor(t, "status counting one connection", 10*time.Second, func() bool {
+	wait.For(t, "status counting one connection", 10*time.Second, func() bool {
 		return a.call(`{"jsonrpc":"2.0","method":"status","id":7}`)["result"].(map[string]any)["connections"] == float64(1)
 	})
 	b := dial(t, d.socket)

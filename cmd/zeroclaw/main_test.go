@@ -214,20 +214,6 @@ func (d *daemon) running() bool {
 	}
 }
 
-// waitFor polls cond until it holds, at most within, and fails t naming what it
-// waited for: for what the daemon tells of in no line or message (a file, a
-// socket, a process), with a deadline. It is the only poll of these tests.
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // rpcConn is a line client on the daemon's socket.
 type rpcConn struct {
 	t    *testing.T

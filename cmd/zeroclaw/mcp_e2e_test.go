@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // TestKill9OfTheDaemonLeavesNoMCPServer: a stdio server that ends with its stdin
@@ -38,7 +40,7 @@ func TestKill9OfTheDaemonLeavesNoMCPServer(t *testing.T) {
 	s := dial(t, d.socket)
 	s.initialize()
 	var pid int
-	waitFor(t, "server-everything running in mcp/status", 60*time.Second, func() bool {
+	wait.For(t, "server-everything running in mcp/status", 60*time.Second, func() bool {
 		st := s.call(`{"jsonrpc":"2.0","method":"mcp/status","params":{},"id":3}`)
 		for _, srv := range st["result"].(map[string]any)["servers"].([]any) {
 			if srv := srv.(map[string]any); srv["name"] == "everything" && srv["state"] == "running" {

@@ -2,10 +2,10 @@ package main
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // shellThatWaits is a shell tool command that writes its pid to shell.pid in the
@@ -18,15 +18,7 @@ const shellThatWaits = `echo $$ > shell.pid; exec sleep 30`
 func waitForShell(t *testing.T, workspace string) int {
 	t.Helper()
 	path := workspace + string(os.PathSeparator) + "shell.pid"
-	pid := 0
-	waitFor(t, "the shell tool's pid in "+path, 30*time.Second, func() bool { // a process's file
-		b, err := os.ReadFile(path)
-		p, perr := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err == nil && perr == nil && p > 0 && strings.HasSuffix(string(b), "\n") {
-			pid = p
-		}
-		return pid > 0
-	})
+	pid := wait.PIDFile(t, path, 30*time.Second) // a process's file
 	t.Cleanup(func() {
 		if p, err := os.FindProcess(pid); err == nil {
 			p.Kill()

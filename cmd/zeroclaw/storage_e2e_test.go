@@ -14,6 +14,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fakeopenai"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 // docs/protocol.md, "Storage failures", on a really full disk: the config dir, the
@@ -182,7 +183,7 @@ func topUp(t *testing.T, filler string) {
 // paused for a second.
 func waitEmptyWAL(t *testing.T, wal string) {
 	t.Helper()
-	waitFor(t, "the WAL "+wal+" truncated after the writes paused", 30*time.Second, func() bool { // the daemon says nothing of it
+	wait.For(t, "the WAL "+wal+" truncated after the writes paused", 30*time.Second, func() bool { // the daemon says nothing of it
 		fi, err := os.Stat(wal)
 		return os.IsNotExist(err) || err == nil && fi.Size() == 0
 	})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/fullfs"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 func TestUploadCommandLandsA10MBFileByteIdentical(t *testing.T) {
@@ -202,7 +203,7 @@ func TestAnUploadInterruptedByACrashLeavesNoTemporaryFileOnceRestarted(t *testin
 		}
 		return sizes
 	}
-	waitFor(t, "the first chunk written to a temporary file", 10*time.Second, func() bool { // a file of the daemon process
+	wait.For(t, "the first chunk written to a temporary file", 10*time.Second, func() bool { // a file of the daemon process
 		got := temps()
 		return len(got) == 1 && got[0] == int64(len(chunk))
 	})

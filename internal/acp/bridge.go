@@ -66,6 +66,7 @@ type Bridge struct {
 
 	mu       sync.Mutex
 	elicit   bool           // the editor declared form elicitation
+	thoughts bool           // the editor asked for thoughts (ThoughtsMeta, memory.go)
 	d        *client.Client // nil before the first request and after it ended
 	stale    bool           // d lagged behind: the next request dials a new connection
 	retired  []*client.Client
@@ -135,8 +136,8 @@ func (b *Bridge) Serve(in io.Reader, out io.Writer) error {
 	f := jsonrpc.NewNDJSON(rw)
 	f.MaxLine, f.LineTimeout, f.WriteTimeout = MaxLine, 0, 0
 	b.editor = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{
-		Logger: b.log,
-		Inline: b.inline,
+		Logger:   b.log,
+		Schedule: b.schedule,
 	})
 	err := b.editor.Run()
 	b.stop()
@@ -172,13 +173,13 @@ func (b *Bridge) editorGone() {
 	}
 }
 
-// inline runs on the editor connection's reader, in the order frames arrive:
+// schedule runs on the editor connection's reader, in the order frames arrive:
 // notifications (cancels) are served there, so that a cancel never overtakes the
 // prompt it cancels, and each request is registered before the next frame is read,
 // so that a cancel that follows it finds it.
-func (b *Bridge) inline(req *jsonrpc.Request) bool {
+func (b *Bridge) schedule(req *jsonrpc.Request) jsonrpc.Schedule {
 	if req.IsNotification() {
-		return true
+		return jsonrpc.Inline
 	}
 	r := newRequest(b.ctx, req.Method)
 	if req.Method == "session/prompt" {
@@ -192,7 +193,7 @@ func (b *Bridge) inline(req *jsonrpc.Request) bool {
 	b.mu.Lock()
 	b.requests[string(req.ID)] = r
 	b.mu.Unlock()
-	return false
+	return jsonrpc.Spawn
 }
 
 type handlerFunc func(ctx context.Context, r *request, params jsontext.Value) (any, error)
@@ -267,44 +268,6 @@ func (b *Bridge) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
 }
 
 var errCancelled = jsonrpc.NewError(-32800, "request cancelled", nil)
-
-func (b *Bridge) initialize(ctx context.Context, _ *request, params jsontext.Value) (any, error) {
-	var p struct {
-		ProtocolVersion    *int64 `json:"protocolVersion"`
-		ClientCapabilities struct {
-			Elicitation *struct {
-				Form jsontext.Value `json:"form"`
-			} `json:"elicitation"`
-		} `json:"clientCapabilities"`
-	}
-	if err := jsonrpc.DecodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.ProtocolVersion == nil || *p.ProtocolVersion < 1 {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: protocolVersion must be an integer of at least 1",
-			map[string]any{"param": "protocolVersion", "supported": []int{ProtocolVersion}})
-	}
-	e := p.ClientCapabilities.Elicitation
-	b.mu.Lock()
-	b.elicit = e != nil && len(e.Form) > 0 && string(e.Form) != "null"
-	b.mu.Unlock()
-	if _, err := b.daemon(ctx); err != nil {
-		return nil, err
-	}
-	return map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"agentCapabilities": map[string]any{
-			"loadSession":        true,
-			"promptCapabilities": map[string]any{"image": true, "audio": false, "embeddedContext": true},
-			"mcpCapabilities":    map[string]any{"http": true, "sse": true},
-			"sessionCapabilities": map[string]any{
-				"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}, "delete": map[string]any{},
-			},
-		},
-		"authMethods": []any{},
-		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.opts.Version},
-	}, nil
-}
 
 // daemon returns the connection to the daemon, dialing (and, with AutoStart,
 // starting an ephemeral daemon) when there is none or the last one ended.

@@ -57,6 +57,8 @@ func (b *Bridge) forward(d *client.Client, u client.Update) {
 		b.notify(sid, newToolResult(u.ToolCallID, u.RawOutput, u.IsError, u.Diff))
 	case client.Plan:
 		b.notify(sid, newPlan(u.Entries))
+	case client.UpdateMemoryRecalled:
+		b.recalled(sid, u)
 	case client.ToolProgress:
 		b.notify(sid, progressUpdate(u.ToolCallID, u.Message))
 	case client.ApprovalRequest:

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -74,6 +75,11 @@ type Turn struct {
 	// Observer, when set, is told of each model and tool call (metrics and
 	// traces, telemetry.go).
 	Observer TurnObserver
+	// Recall, when set, is called once, before the first model call, for a block
+	// to put in front of the prompt in every provider request of the turn, and
+	// nowhere else: Hooks.Message and Outcome.Context carry the prompt as it is,
+	// so the block never becomes history (docs/protocol.md, "Memory").
+	Recall func(ctx context.Context) string
 }
 
 // Outcome is how a turn ended.
@@ -100,6 +106,11 @@ func Run(ctx context.Context, t Turn) Outcome {
 		t.Hooks.Message(m)
 	}
 	add(llm.Message{Role: llm.RoleUser, Text: t.Prompt})
+	promptAt := len(msgs) - 1
+	var recalled string
+	if t.Recall != nil {
+		recalled = t.Recall(ctx)
+	}
 	var usage llm.Usage
 	var said strings.Builder // the turn's visible text so far
 	out := func(reason string) Outcome {
@@ -122,10 +133,15 @@ func Run(ctx context.Context, t Turn) Outcome {
 		// This call's visible text so far is said from shownFrom on (-1: none yet):
 		// a reply is kept once, however long it streams.
 		shownFrom := -1
+		sent := msgs
+		if recalled != "" {
+			sent = slices.Clone(msgs)
+			sent[promptAt].Text = recalled + sent[promptAt].Text
+		}
 		callCtx, obs := t.observeModelCall(ctx)
 		first := obs != nil
 		res, err := t.Provider.Stream(callCtx, provider.Request{
-			Model: t.Model, System: t.System, Messages: msgs, Tools: specs,
+			Model: t.Model, System: t.System, Messages: sent, Tools: specs,
 		}, func(d provider.Delta) {
 			if first {
 				first = false

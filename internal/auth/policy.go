@@ -18,6 +18,8 @@ const (
 	SessionsExecute Grant = config.GrantSessionsExecute
 	SessionsRead    Grant = config.GrantSessionsRead
 	SystemRead      Grant = config.GrantSystemRead
+	MemoryRead      Grant = config.GrantMemoryRead
+	MemoryWrite     Grant = config.GrantMemoryWrite
 	// Admin is held only by admins (the operator, or a user with an admin profile);
 	// no profile can list it as a grant.
 	Admin Grant = "admin"

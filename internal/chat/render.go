@@ -53,6 +53,9 @@ func (ch *chat) render(u client.Update) {
 	case client.Plan:
 		ch.endLine()
 		ch.printf("%s", planText(u.Entries))
+	case client.UpdateMemoryRecalled:
+		ch.endLine()
+		ch.printf("%s%s%s\n", faint, RecalledLine(client.Recalled(u)), reset)
 	}
 }
 

@@ -43,7 +43,9 @@ func root(stdout, stderr io.Writer, run TUIRunner) *cobra.Command {
 	root.AddCommand(daemonCmd(), versionCmd(), configCmd(), pairCmd(), chatCmd(), statusCmd(), rpcCmd())
 	root.AddCommand(uploadCmd())
 	root.AddCommand(acpCmd())
+	root.AddCommand(memoryCmd())
 	root.AddCommand(tuiCmd(run))
 	root.AddCommand(mcpCmd())
+	root.AddCommand(webCmd())
 	return root
 }

@@ -33,6 +33,7 @@ type Config struct {
 	MCP                MCP                          `toml:"mcp,omitempty"`
 	Metrics            Metrics                      `toml:"metrics,omitempty"`
 	Telemetry          Telemetry                    `toml:"telemetry,omitempty"`
+	Memory             Memory                       `toml:"memory,omitempty"`
 }
 
 // Metrics is the opt-in Prometheus listener (docs/protocol.md, "Metrics and
@@ -175,11 +176,13 @@ const (
 	GrantSessionsExecute = "sessions:execute"
 	GrantSessionsRead    = "sessions:read"
 	GrantSystemRead      = "system:read"
+	GrantMemoryRead      = "memory:read"
+	GrantMemoryWrite     = "memory:write"
 )
 
 // KnownGrants lists every valid grant string, sorted.
 var KnownGrants = []string{
-	GrantConfigRead, GrantConfigUpdate, GrantFilesCreate,
+	GrantConfigRead, GrantConfigUpdate, GrantFilesCreate, GrantMemoryRead, GrantMemoryWrite,
 	GrantSessionsExecute, GrantSessionsRead, GrantSystemRead,
 }
 

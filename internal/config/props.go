@@ -119,13 +119,13 @@ func typeAt(prop string) (reflect.Type, field, bool) {
 
 func isLeaf(t reflect.Type) bool {
 	switch t.Kind() {
-	case reflect.String, reflect.Int, reflect.Bool:
+	case reflect.String, reflect.Int, reflect.Bool, reflect.Float64:
 		return true
 	case reflect.Slice:
 		return t.Elem().Kind() == reflect.String
 	case reflect.Pointer:
 		switch e := t.Elem(); e.Kind() {
-		case reflect.Int, reflect.Bool:
+		case reflect.Int, reflect.Bool, reflect.Float64:
 			return true
 		case reflect.Slice:
 			return e.Elem().Kind() == reflect.String
@@ -264,6 +264,8 @@ func writeMasked(enc *jsontext.Encoder, v reflect.Value, secret bool) {
 		enc.WriteToken(jsontext.String(v.String()))
 	case reflect.Int:
 		enc.WriteToken(jsontext.Int(v.Int()))
+	case reflect.Float64:
+		enc.WriteToken(jsontext.Float(v.Float()))
 	case reflect.Bool:
 		enc.WriteToken(jsontext.Bool(v.Bool()))
 	default:
@@ -361,6 +363,12 @@ func assign(v reflect.Value, value jsontext.Value, prop string) error {
 			return want("an integer (a JSON number, or a string holding one)")
 		}
 		v.SetInt(n)
+	case reflect.Float64:
+		f, ok := parseFloat(value)
+		if !ok {
+			return want("a number (a JSON number, or a string holding one)")
+		}
+		v.SetFloat(f)
 	case reflect.Bool:
 		switch {
 		case value.Kind() == 't' || value.Kind() == 'f':
@@ -450,4 +458,18 @@ func deepCopy(v reflect.Value) reflect.Value {
 		return p
 	}
 	return v
+}
+
+// parseFloat reads a finite JSON number, or a string holding one.
+func parseFloat(value jsontext.Value) (float64, bool) {
+	s := string(value)
+	if value.Kind() == '"' {
+		if json.Unmarshal(value, &s) != nil {
+			return 0, false
+		}
+	} else if value.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }

@@ -47,7 +47,7 @@ const MaxUID = 1<<31 - 1
 func (c Config) Validate() error {
 	for _, check := range []func() *ValidationError{
 		c.validateRPC, c.validateWSS, c.validateNames, c.validateProviders,
-		c.validateAgents, c.validateProfiles, c.validateUsers, c.validateMCP,
+		c.validateAgents, c.validateProfiles, c.validateUsers, c.validateMCP, c.validateMemory,
 		c.validateTelemetry,
 	} {
 		if err := check(); err != nil {

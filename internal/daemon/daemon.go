@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/mcp"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
@@ -105,7 +106,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer tel.close(log) // after the sessions: their last spans are sent
 	var live *config.Live
-	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers,
+	// The memories' full-text index is checked (made again if missing or damaged)
+	// before anything can search it.
+	memories := memory.New(memory.Options{Store: st, Logger: log, Getenv: getenv,
+		Config: func() config.Config { return live.Current() }})
+	if err := memories.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers, Memory: memories,
 		ReplayBytes: int64(cfg.RPC.ReplayBytes),
 		Telemetry:   metrics.Telemetry(tel.metrics, tel.tracer),
 		OnLagged:    tel.metrics.Lagged,
@@ -164,6 +173,7 @@ func Run(ctx context.Context, opts Options) error {
 		Pairings:       pairings,
 		Fingerprint:    cert.Fingerprint,
 		MCP:            servers,
+		Memory:         memories,
 		Metrics:        tel.metrics,
 	})
 	if err := tel.serve(cfg, log); err != nil {

@@ -77,18 +77,6 @@ func newManager(t *testing.T, specs ...Spec) (*Manager, *logBuffer) {
 	return m, lb
 }
 
-// waitFor polls cond until it holds, failing after a generous deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func call(t *testing.T, tools map[string]tool.Tool, name, args string) tool.Result {
 	t.Helper()
 	tl, ok := tools[name]

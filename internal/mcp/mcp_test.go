@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/tool"
 )
 
@@ -113,7 +114,7 @@ func TestAServerKilledMidCallFailsThatCallAndTheNextRestartsIt(t *testing.T) {
 	srv.restartInterval = time.Hour
 	srv.mu.Unlock()
 	syscall.Kill(statusOf(m, "everything").PID, syscall.SIGKILL)
-	waitFor(t, "the death to be seen", func() bool { return statusOf(m, "everything").State == StateFailed })
+	wait.For(t, "the death to be seen", time.Minute, func() bool { return statusOf(m, "everything").State == StateFailed })
 	r = call(t, m.Current([]string{"everything"}), "everything__echo", `{"message":"too soon"}`)
 	if !r.IsError {
 		t.Fatalf("a restart within 5 s: %+v", r)
@@ -170,7 +171,7 @@ func TestMisbehavingServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tool.Result, 1)
 	go func() { done <- tools["bad__slow"].Run(ctx, tool.Env{Progress: func(string, tool.Progress) {}}, nil) }()
-	waitFor(t, "the slow call to be sent", func() bool {
+	wait.For(t, "the slow call to be sent", time.Minute, func() bool {
 		s := m.pick([]string{"bad"})[0]
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -180,7 +181,7 @@ func TestMisbehavingServer(t *testing.T) {
 	if r := <-done; !r.IsError || r.Output != "cancelled" {
 		t.Fatalf("a cancelled call: %+v", r)
 	}
-	waitFor(t, "the server to log notifications/cancelled", func() bool { return strings.Contains(lb.String(), "cancelled request ") })
+	wait.For(t, "the server to log notifications/cancelled", time.Minute, func() bool { return strings.Contains(lb.String(), "cancelled request ") })
 
 	r = call(t, tools, "bad__exit3", `{}`)
 	if !r.IsError || r.Output != "MCP server bad: exited with status 3" {
@@ -201,7 +202,7 @@ func TestToolsListChanged(t *testing.T) {
 	if r := call(t, tools, "changing__grow", `{}`); r.IsError || r.Output != "grew" {
 		t.Fatalf("grow = %+v", r)
 	}
-	waitFor(t, "the new tool after list_changed", func() bool { return m.Current([]string{"changing"})["changing__grown"] != nil })
+	wait.For(t, "the new tool after list_changed", time.Minute, func() bool { return m.Current([]string{"changing"})["changing__grown"] != nil })
 	if r := call(t, m.Current([]string{"changing"}), "changing__grown", `{}`); r.Output != "grown here" {
 		t.Fatalf("grown = %+v", r)
 	}
@@ -245,7 +246,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "the HTTP server to listen", func() bool {
+	wait.For(t, "the HTTP server to listen", time.Minute, func() bool {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			c.Close()

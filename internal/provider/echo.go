@@ -270,9 +270,9 @@ func cutUTF8(s string, n int) string {
 func streamWords(ctx context.Context, s string, emit func(Delta)) (int, error) {
 	done := ctx.Done()
 	words, start := 0, 0
-	i := skipSpace(s, 0)
+	i := skipUnicodeSpace(s, 0)
 	for i < len(s) {
-		i = skipSpace(s, skipWord(s, i))
+		i = skipUnicodeSpace(s, skipWord(s, i))
 		words++
 		if done != nil {
 			select {
@@ -320,7 +320,7 @@ func countWords(s string) int {
 // asciiSpaces[c] is 1 for the ASCII spaces unicode.IsSpace knows.
 var asciiSpaces = [utf8.RuneSelf]uint8{' ': 1, '\n': 1, '\t': 1, '\r': 1, '\v': 1, '\f': 1}
 
-func skipSpace(s string, i int) int {
+func skipUnicodeSpace(s string, i int) int {
 	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
 			if !asciiSpace(c) {

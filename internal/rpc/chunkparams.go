@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"strconv"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/scan"
 	"github.com/zeroclaw-labs/zeroclaw-go/jsonrpc"
 )
 
@@ -62,21 +63,21 @@ func decodeChunkParams(params jsontext.Value) (chunkParams, error) {
 func plainChunkParams(b []byte) (chunkParams, bool) {
 	var p chunkParams
 	var seen [3]bool
-	i := skipSpace(b, 0)
+	i := scan.Space(b, 0)
 	if i == len(b) || b[i] != '{' {
 		return p, false
 	}
 	i++
 	for {
-		name, j, ok := plainString(b, skipSpace(b, i))
+		name, j, ok := plainString(b, scan.Space(b, i))
 		if !ok {
 			return p, false
 		}
-		i = skipSpace(b, j)
+		i = scan.Space(b, j)
 		if i == len(b) || b[i] != ':' {
 			return p, false
 		}
-		i = skipSpace(b, i+1)
+		i = scan.Space(b, i+1)
 		var k int
 		switch string(name) {
 		case "upload_id":
@@ -102,7 +103,7 @@ func plainChunkParams(b []byte) (chunkParams, bool) {
 			return p, false
 		}
 		seen[k] = true
-		i = skipSpace(b, i)
+		i = scan.Space(b, i)
 		if i == len(b) {
 			return p, false
 		}
@@ -110,18 +111,11 @@ func plainChunkParams(b []byte) (chunkParams, bool) {
 			i++
 			continue
 		}
-		if b[i] != '}' || skipSpace(b, i+1) != len(b) {
+		if b[i] != '}' || scan.Space(b, i+1) != len(b) {
 			return p, false
 		}
 		return p, seen == [3]bool{true, true, true}
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // plainString reads the string at b[i:] when it has no escape, returning its

@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 )
@@ -122,8 +123,13 @@ func newConfServer(t *testing.T, body string) *confServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st})
-	live := config.NewLive(cfg, config.LiveOptions{Dir: dir, Logger: log, Views: func(c config.Config) (func(), error) {
+	var live *config.Live
+	memories := memory.New(memory.Options{Store: st, Logger: log, Config: func() config.Config { return live.Current() }})
+	if err := memories.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, Memory: memories})
+	live = config.NewLive(cfg, config.LiveOptions{Dir: dir, Logger: log, Views: func(c config.Config) (func(), error) {
 		next, err := session.BuildCatalog(c, dataDir, getenv)
 		if err != nil {
 			return nil, err
@@ -137,7 +143,7 @@ func newConfServer(t *testing.T, body string) *confServer {
 	s := &confServer{t: t, live: live, pairings: pairings, dir: dir, logs: logs, lns: make(map[int]*harness)}
 	s.srv = NewServer(Config{
 		DataDir: dataDir, Endpoint: filepath.Join(dir, "op.sock"), DaemonUID: os.Getuid(),
-		Sessions: sessions, Store: st, Logger: log, Config: live, Pairings: pairings,
+		Sessions: sessions, Store: st, Logger: log, Config: live, Pairings: pairings, Memory: memories,
 	})
 	t.Cleanup(func() {
 		s.mu.Lock()

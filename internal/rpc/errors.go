@@ -40,5 +40,8 @@ func toWire(err error) error {
 	if e, ok := uploadToWire(err); ok {
 		return e
 	}
+	if e, ok := memoryToWire(err); ok {
+		return e
+	}
 	return err
 }

@@ -39,7 +39,9 @@ func (s *Server) fileMethods() []methodRow {
 	return []methodRow{
 		{name: "file/attach", grant: auth.FilesCreate, handler: s.fileAttach},
 		{name: "file/upload/begin", grant: auth.FilesCreate, localOnly: true, handler: s.uploadBegin},
-		{name: "file/upload/chunk", grant: auth.FilesCreate, localOnly: true, handler: s.uploadChunk},
+		// uploadChunk keeps nothing of its frame once answered: the frame's buffer,
+		// 1.4 MB, reads the next chunk.
+		{name: "file/upload/chunk", grant: auth.FilesCreate, localOnly: true, schedule: jsonrpc.Recycle, handler: s.uploadChunk},
 		{name: "file/upload/commit", grant: auth.FilesCreate, localOnly: true, handler: s.uploadCommit},
 	}
 }

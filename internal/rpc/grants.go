@@ -30,13 +30,14 @@ func (s *Server) policy() auth.Policy {
 
 // credential is what the connection proved at initialize. A local peer is its uid;
 // a remote (WSS) peer is the hash its authToken verified to, and nothing else: a
-// remote connection without one has no credential at all.
+// remote connection without one has no credential at all. A local peer that
+// narrowed itself with a token at initialize is that token too.
 func (c *connState) credential() (auth.Credential, error) {
-	if !c.peer.Remote {
-		return auth.Local(c.peer.UID), nil
-	}
 	if h := c.session.Load(); h != nil && h.pairing != "" {
 		return auth.Credential{UID: -1, Pairing: h.pairing}, nil
+	}
+	if !c.peer.Remote {
+		return auth.Local(c.peer.UID), nil
 	}
 	return auth.Credential{}, errNoToken
 }
@@ -97,7 +98,7 @@ func (c *connState) authorize(ctx context.Context, row *methodRow) (context.Cont
 		return ctx, jsonrpc.NewError(protocol.CodeForbidden, "forbidden: "+row.name+" is served on local connections only",
 			map[string]any{"reason": "local_only", "method": row.name})
 	}
-	if row.inline {
+	if row.onReader() {
 		// Inline calls run one at a time on the connection's reader, and their
 		// handlers keep nothing of ctx: one context serves them all, with no
 		// allocation per call.

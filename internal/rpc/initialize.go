@@ -56,7 +56,9 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 			map[string]any{"supported": []int{ProtocolVersion}, "requested": version})
 	}
 	// On a local endpoint the operating system vouches for the peer: its uid is the
-	// credential, and authToken is ignored. A remote peer is its pairing token.
+	// credential. A remote peer is its pairing token. A local peer that presents one
+	// (zeroclaw web, for a tab logged in with it) takes that token's principal, which
+	// may only narrow its own (narrow).
 	cred, pairing := auth.Local(c.peer.UID), ""
 	if c.peer.Remote {
 		hash, ok := s.cfg.Pairings.Verify(p.AuthToken)
@@ -69,6 +71,11 @@ func (s *Server) initialize(ctx context.Context, c *connState, params jsontext.V
 				map[string]any{"reason": "auth_token_invalid"})
 		}
 		cred, pairing = auth.Credential{UID: -1, Pairing: hash}, hash
+	} else if p.AuthToken != "" {
+		var err error
+		if cred, pairing, err = s.narrow(cred, p.AuthToken); err != nil {
+			return nil, err
+		}
 	}
 	a, err := s.policy().Resolve(s.cfg.Config.Current(), cred)
 	if err != nil {

@@ -209,16 +209,3 @@ func TestHalfClosedClientStillGetsItsAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-// waitFor polls cond, with a deadline: for what another process does (a tool's
-// shell), which no event of ours tells.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

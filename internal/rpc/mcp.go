@@ -93,6 +93,13 @@ func (s *Server) toolsList(ctx context.Context, c *connState, params jsontext.Va
 	for _, t := range builtin {
 		out = append(out, entryOf(t, "builtin", ""))
 	}
+	if m := s.cfg.Memory; m != nil && m.Enabled() { // the memory tools every session has (memory.go)
+		for name, t := range m.Tools(agent.Alias, c.caller().Principal) {
+			if _, taken := builtin[name]; !taken && (agent.MemoryTools == nil || agent.MemoryTools[name]) {
+				out = append(out, entryOf(t, "builtin", ""))
+			}
+		}
+	}
 	for _, t := range servers {
 		server := ""
 		if mt, ok := t.(*mcp.Tool); ok {

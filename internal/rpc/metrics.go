@@ -42,7 +42,7 @@ func (s *Server) metricsScrape(ctx context.Context, c *connState, params jsontex
 // methods, one in metrics.SampleEvery of which is timed; the zero time for a call
 // that is counted only.
 func (c *connState) clock(row *methodRow) time.Time {
-	if row.inline && c.inlineCalls.Add(1)%metrics.SampleEvery != 0 {
+	if row.onReader() && c.inlineCalls.Add(1)%metrics.SampleEvery != 0 {
 		return time.Time{}
 	}
 	return time.Now()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -88,6 +89,9 @@ type Config struct {
 	// MCP reports the daemon's MCP servers (mcp/status); nil: none.
 	MCP MCPStatus
 
+	// Memory is the agents' memories (memory/*); nil: the methods answer memory_off.
+	Memory *memory.Service
+
 	// Metrics counts calls and connections, and serves metrics/scrape
 	// (metrics.go); nil: nothing is counted and metrics/scrape answers -32603.
 	Metrics *metrics.Metrics
@@ -128,15 +132,18 @@ type method func(ctx context.Context, c *connState, params jsontext.Value) (any,
 type methodRow struct {
 	name  string
 	grant auth.Grant // what the caller needs (docs/protocol.md, "Authorization"); initialize alone has none
-	// inline methods never wait (no I/O, no lock held for long): the reader serves
-	// them itself, in order, since a goroutine per call would cost more than the call.
-	// Their handlers must keep nothing of their ctx past their return, nor of their
-	// params: the reader serves them from its buffer, which the next frame reuses.
-	inline bool
-	// priority methods never wait for an in-flight slot (docs/protocol.md,
-	// "Delivery"): a client whose slots are all held by running prompts can still
-	// see, approve and cancel them.
-	priority bool
+	// schedule is how a connection serves the method's calls once the handshake
+	// is done (Spawn when zero):
+	//   - InPlace for methods that never wait (no I/O, no lock held for long): the
+	//     reader serves them itself, in order, since a goroutine per call would cost
+	//     more than the call. Their handlers keep nothing of their ctx past their
+	//     return, nor of their params: the reader serves them from its buffer.
+	//   - Priority for methods that never wait for an in-flight slot
+	//     (docs/protocol.md, "Delivery"): a client whose slots are all held by
+	//     running prompts can still see, approve and cancel them.
+	//   - Recycle, added, for a handler that keeps nothing of its frame once
+	//     answered: the frame's buffer reads the next one.
+	schedule jsonrpc.Schedule
 	// localOnly methods are refused to remote (WSS) peers with -32012.
 	localOnly bool
 	handler   method
@@ -165,9 +172,9 @@ func NewServer(cfg Config) *Server {
 	s.unknownMethod = cfg.Metrics.Method("unknown")
 	families := [][]methodRow{
 		{
-			{name: "initialize", handler: s.initialize, priority: true},
+			{name: "initialize", handler: s.initialize, schedule: jsonrpc.Priority},
 			// status reads counters under short locks: cheaper served than scheduled.
-			{name: "status", grant: auth.SystemRead, inline: true, priority: true, handler: s.status},
+			{name: "status", grant: auth.SystemRead, schedule: jsonrpc.InPlace, handler: s.status},
 		},
 		s.sessionMethods(),
 		s.configMethods(),
@@ -176,6 +183,7 @@ func NewServer(cfg Config) *Server {
 		s.agentMethods(),
 		s.controlMethods(),
 		s.toolMethods(),
+		s.memoryMethods(),
 		s.metricsMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
@@ -217,25 +225,16 @@ func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	c := &connState{srv: s, peer: peer, log: log, shard: s.shards.Add(1)}
 	c.conn = jsonrpc.NewConn(f, c, jsonrpc.Options{
 		// Until the handshake succeeds, frames are served in order, so a client may
-		// pipeline initialize and its first calls.
-		// After it, the methods that never wait (no I/O, no lock held for long) are
-		// served in order too: a goroutine per call would cost more than the call.
-		// The handshake runs deep: served on a goroutine of its own (in order all
-		// the same), it leaves the reader's stack, which an idle connection keeps,
-		// small.
-		Ordered: func(r *jsonrpc.Request) bool { return !c.initialized.Load() },
-		Inline:  s.inline,
-		InPlace: s.inline,
-		// These never wait for an in-flight slot: a client whose slots are all held
-		// by running prompts can still see, approve and cancel them
-		// (docs/protocol.md, "Delivery").
-		Priority: func(r *jsonrpc.Request) bool {
-			row := s.methods[r.Method]
-			return row != nil && row.priority
+		// pipeline initialize and its first calls; the handshake runs deep, and
+		// served on a goroutine of its own (in order all the same) it leaves the
+		// reader's stack, which an idle connection keeps, small. After it, each
+		// method's row says.
+		Schedule: func(r *jsonrpc.Request) jsonrpc.Schedule {
+			if !c.initialized.Load() {
+				return jsonrpc.Ordered
+			}
+			return s.schedule(r)
 		},
-		// uploadChunk keeps nothing of its frame once answered (files.go): the
-		// frame's buffer, 1.4 MB, reads the next chunk.
-		Recycle:        func(r *jsonrpc.Request) bool { return r.Method == "file/upload/chunk" },
 		OutboundFrames: s.cfg.OutboundFrames,
 		OutboundBytes:  s.cfg.OutboundBytes,
 		Logger:         log,
@@ -414,10 +413,19 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	return result, err
 }
 
-// inline tells the requests the reader serves itself, from its buffer (methodRow).
-func (s *Server) inline(r *jsonrpc.Request) bool {
-	row := s.methods[r.Method]
-	return row != nil && row.inline
+// schedule is how a connection past its handshake serves r: its method row's
+// schedule, Spawn for a method there is none of (it is refused on a goroutine).
+func (s *Server) schedule(r *jsonrpc.Request) jsonrpc.Schedule {
+	if row := s.methods[r.Method]; row != nil {
+		return row.schedule
+	}
+	return jsonrpc.Spawn
+}
+
+// onReader reports whether the connection's reader serves the row's calls itself.
+func (r *methodRow) onReader() bool {
+	m := r.schedule.Mode()
+	return m == jsonrpc.Inline || m == jsonrpc.InPlace
 }
 
 // caller is the connection's principal as the session layer sees it.

@@ -16,8 +16,8 @@ func (s *Server) sessionMethods() []methodRow {
 	return []methodRow{
 		{name: "session/new", grant: auth.SessionsExecute, handler: s.sessionNew},
 		{name: "session/prompt", grant: auth.SessionsExecute, handler: s.sessionPrompt},
-		{name: "session/cancel", grant: auth.SessionsExecute, priority: true, handler: s.sessionCancel},
-		{name: "session/approve", grant: auth.SessionsExecute, priority: true, handler: s.sessionApprove},
+		{name: "session/cancel", grant: auth.SessionsExecute, schedule: jsonrpc.Priority, handler: s.sessionCancel},
+		{name: "session/approve", grant: auth.SessionsExecute, schedule: jsonrpc.Priority, handler: s.sessionApprove},
 		{name: "session/close", grant: auth.SessionsExecute, handler: s.sessionClose},
 		{name: "session/attach", grant: auth.SessionsExecute, handler: s.sessionAttach},
 		{name: "session/kill", grant: auth.SessionsExecute, handler: s.sessionKill},

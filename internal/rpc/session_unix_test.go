@@ -10,8 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 func TestCancelKillsARunningShell(t *testing.T) {
@@ -21,7 +23,7 @@ func TestCancelKillsARunningShell(t *testing.T) {
 	// The shell writes its pid once it runs, then becomes the sleep.
 	resp := p.start("session/prompt", prompt(sid, `/tool shell {"command":"echo $$ > shell.pid; exec sleep 30"}`))
 	p.updateOf("tool_call")
-	pid := waitForPID(t, filepath.Join(h.srv.cfg.DataDir, "workspaces", "full", "shell.pid"))
+	pid := wait.PIDFile(t, filepath.Join(h.srv.cfg.DataDir, "workspaces", "full", "shell.pid"), 10*time.Second)
 	c := p.must("session/cancel", fmt.Sprintf(`{"sessionId":%q}`, sid))
 	if c["cancelled"] != true {
 		t.Fatalf("cancel = %v", c)
@@ -34,25 +36,10 @@ func TestCancelKillsARunningShell(t *testing.T) {
 	if r["isError"] != true || r["rawOutput"] != "cancelled" {
 		t.Errorf("tool_result = %v", r)
 	}
-	waitFor(t, func() bool { return !processAlive(pid) }) // the shell was killed, not left to finish its sleep
+	wait.For(t, "the shell to be killed", 10*time.Second, func() bool { return !processAlive(pid) }) // the shell was killed, not left to finish its sleep
 	if c := p.must("session/cancel", fmt.Sprintf(`{"sessionId":%q}`, sid)); c["cancelled"] != false {
 		t.Errorf("cancel with no turn = %v", c)
 	}
-}
-
-// waitForPID polls for the pid file a shell writes once it runs.
-func waitForPID(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	waitFor(t, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		_, err = fmt.Sscanf(string(b), "%d", &pid)
-		return err == nil
-	})
-	return pid
 }
 
 // processAlive reports whether pid names a process that has not exited (a zombie

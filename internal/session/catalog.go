@@ -32,6 +32,9 @@ type Agent struct {
 	// MCPServers are the [mcp.servers] the agent uses (docs/protocol.md,
 	// "Tools from MCP servers"), sorted.
 	MCPServers []string
+	// MemoryTools are the memory tools its `tools` list names (nil: every one, as
+	// for a list that names no tool at all; memory.go).
+	MemoryTools map[string]bool
 }
 
 // Catalog is every agent of one configuration. It is immutable once built, so a
@@ -62,7 +65,8 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 		if !ok {
 			return nil, fmt.Errorf("agents.%s.provider = %q: no such provider", alias, a.Provider)
 		}
-		tools, err := tool.Select(a.Tools)
+		names, memoryTools := splitMemoryTools(a.Tools)
+		tools, err := selectTools(a.Tools, names)
 		if err != nil {
 			return nil, fmt.Errorf("agents.%s.tools: %w", alias, err)
 		}
@@ -93,7 +97,7 @@ func BuildCatalog(cfg config.Config, dataDir string, getenv func(string) string)
 			Workspace: a.Workspace(alias, dataDir), Autonomy: a.AutonomyLevel(),
 			Tools: byName, MaxSteps: a.Steps(), MaxContextMessages: maxCtx,
 			ProviderName: a.Provider, Models: slices.Clone(pc.Models), ContextWindow: window,
-			MCPServers: cfg.MCPServerNames(alias),
+			MCPServers: cfg.MCPServerNames(alias), MemoryTools: memoryTools,
 		}
 	}
 	return c, nil

@@ -151,7 +151,7 @@ func (s *Session) compact(runCtx context.Context, t *runningTurn, instructions s
 		s.context, s.contextIDs = rec.Snapshot, make([]int64, len(rec.Snapshot))
 		s.mu.Unlock()
 		before, after := res.Before, res.After
-		s.publish(&Update{Type: HistoryCompacted, Before: &before, After: &after})
+		s.publish(&Update{Type: HistoryCompacted, Before: before, After: after})
 	}
 	return res, nil
 }

@@ -156,7 +156,7 @@ func (s *Session) set(ctx context.Context, c Caller, p SetParams) (ControlsResul
 	s.mu.Unlock()
 	res := ControlsResult{SessionID: s.ID, Mode: after[0], Model: after[1], Title: s.Title(ctx)}
 	if before != after || prev.Title != next.Title {
-		s.publish(&Update{Type: SessionInfo, Mode: &res.Mode, Model: &res.Model, Title: &res.Title})
+		s.publish(&Update{Type: SessionInfo, Mode: res.Mode, Model: res.Model, Title: res.Title})
 	}
 	return res, nil
 }

@@ -19,14 +19,14 @@ func TestAUserMessageFromTheQuotedPromptMatchesMarshal(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := s.userMessage("turn_1", 42, text, quoted)
-		want, err2 := json.Marshal(&Update{SessionID: s.ID, TurnID: "turn_1", Seq: 42, Type: UserMessage, Text: &text})
+		want, err2 := json.Marshal(&Update{SessionID: s.ID, TurnID: "turn_1", Seq: 42, Type: UserMessage, Text: text})
 		if err != nil || err2 != nil || string(got) != string(want) {
 			t.Errorf("user_message of %q:\n got %s %v\nwant %s %v", text, got, err, want, err2)
 		}
 	}
 	got, err := s.userMessage("turn_1", 42, "é/\n", jsontext.Value(`"\u00e9\/\n"`))
 	var u Update
-	if err != nil || json.Unmarshal(got, &u) != nil || u.Text == nil || *u.Text != "é/\n" || u.Seq != 42 || u.Type != UserMessage {
+	if err != nil || json.Unmarshal(got, &u) != nil || u.Text != "é/\n" || u.Seq != 42 || u.Type != UserMessage {
 		t.Errorf("user_message %s (%v) decodes to %+v", got, err, u)
 	}
 }
@@ -36,7 +36,7 @@ func TestAUserMessageFromTheQuotedPromptMatchesMarshal(t *testing.T) {
 func TestAChunkOfTheFeedIsTheUpdateMarshalled(t *testing.T) {
 	for _, text := range []string{"", "hello ", "a\nb\t\"q\" \\ <&> \u2028 é 😀 \x01"} {
 		for _, turn := range []string{"", "turn_1"} {
-			want, err := json.Marshal(&Update{SessionID: "s", TurnID: turn, Seq: 9, Type: AgentThoughtChunk, Text: &text})
+			want, err := json.Marshal(&Update{SessionID: "s", TurnID: turn, Seq: 9, Type: AgentThoughtChunk, Text: text})
 			got, err2 := json.Marshal(&feed.Chunk{SessionID: "s", TurnID: turn, Seq: 9, Type: AgentThoughtChunk, Text: text})
 			if err != nil || err2 != nil || string(got) != string(want) {
 				t.Errorf("chunk %q: feed %s %v, update %s %v", text, got, err2, want, err)

@@ -45,7 +45,7 @@ func (h *hooks) ToolCall(call llm.ToolCall) {
 func (h *hooks) ToolResult(call llm.ToolCall, r tool.Result) {
 	u := h.update(ToolResultUpdate)
 	u.ToolCallID, u.Name = call.ID, call.Name
-	u.RawOutput, u.IsError = &r.Output, &r.IsError
+	u.RawOutput, u.IsError = r.Output, r.IsError
 	u.Diff = r.Diff
 	h.s.publish(u)
 }
@@ -53,10 +53,10 @@ func (h *hooks) ToolResult(call llm.ToolCall, r tool.Result) {
 // Plan publishes update_plan's plan as a plan update of the turn.
 func (h *hooks) Plan(entries []tool.PlanEntry) {
 	u := h.update(Plan)
-	u.Entries = entries
-	if u.Entries == nil {
-		u.Entries = []tool.PlanEntry{}
+	if entries == nil {
+		entries = []tool.PlanEntry{}
 	}
+	u.Entries = entries
 	h.s.publish(u)
 }
 
@@ -245,7 +245,6 @@ func toolEnv(s *Session, t *runningTurn) tool.Env {
 func (h *hooks) progress(callID string, p tool.Progress) {
 	u := h.update(ToolProgress)
 	u.ToolCallID, u.Message = callID, p.Message
-	pr := p.Progress
-	u.Progress, u.Total = &pr, p.Total
+	u.Progress, u.Total = p.Progress, p.Total
 	h.s.publish(u)
 }

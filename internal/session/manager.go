@@ -52,6 +52,8 @@ type Options struct {
 	// MCP runs the MCP servers agents use (docs/protocol.md,
 	// "Tools from MCP servers"); nil: none.
 	MCP MCPTools
+	// Memory is the agents' memories (memory.go); nil: none.
+	Memory Memory
 	// ClientToolTimeout gives rpc.client_tool_timeout_secs; nil: ClientToolTimeout.
 	ClientToolTimeout func() time.Duration
 	// SeqBlock is how many update seqs one durable reservation covers; zero means

@@ -253,8 +253,8 @@ func (s *Session) shutdown(cause error) {
 // the cursors of the attached subscribers deliver it (internal/feed). Nothing
 // waits for a subscriber. A text chunk is encoded by the feed by hand.
 func (s *Session) publish(u *Update) {
-	if u.chunk() {
-		s.feed.PublishChunk(u.TurnID, u.Type, *u.Text)
+	if isChunk(u) {
+		s.feed.PublishChunk(u.TurnID, u.Type, u.Text)
 		return
 	}
 	s.feed.Publish(u)

@@ -1,10 +1,12 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
+	"fmt"
 	"io/fs"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
@@ -85,20 +87,23 @@ func (s *Session) beginTurn(t *runningTurn, text string, quoted jsontext.Value) 
 
 // userMessage returns the params of the user_message update seq of turnID showing
 // text: marshalled, or, when quoted (text as a JSON string) is not nil, marshalled
-// without its text, which follows as quoted (text is the last member it has).
+// with an empty text, which quoted then replaces (text is the last member it has).
 func (s *Session) userMessage(turnID string, seq uint64, text string, quoted jsontext.Value) ([]byte, error) {
 	u := &Update{SessionID: s.ID, TurnID: turnID, Seq: seq, Type: UserMessage}
 	if quoted == nil || text == "" {
-		u.Text = &text
+		u.Text = text
 		return json.Marshal(u)
 	}
 	head, err := json.Marshal(u)
 	if err != nil {
 		return nil, err
 	}
-	const member = `,"text":`
-	out := make([]byte, 0, len(head)+len(member)+len(quoted))
-	out = append(append(out, head[:len(head)-1]...), member...)
+	const empty = `,"text":""}`
+	if !bytes.HasSuffix(head, []byte(empty)) {
+		return nil, fmt.Errorf("user_message %s does not end with its text", head)
+	}
+	out := make([]byte, 0, len(head)+len(quoted))
+	out = append(out, head[:len(head)-len(empty)+len(`,"text":`)]...)
 	return append(append(out, quoted...), '}'), nil
 }
 

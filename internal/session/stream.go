@@ -29,9 +29,6 @@ const LagAfter = feed.LagAfter
 // SeqBlock is how many seqs one durable reservation covers (Options.SeqBlock).
 const SeqBlock = feed.SeqBlock
 
-// Stamp gives u its session and seq, as the feed publishes it.
-func (u *Update) Stamp(sessionID string, seq uint64) { u.SessionID, u.Seq = sessionID, seq }
-
 // Attach makes sub receive every later update of the session.
 func (s *Session) Attach(sub Subscriber) { s.feed.Attach(sub) }
 

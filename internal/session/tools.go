@@ -51,6 +51,7 @@ func (s *Session) turnTools(ctx context.Context) (func() map[string]tool.Tool, f
 				}
 			}
 		}
+		s.addMemoryTools(all)
 		for name, t := range s.ClientTools() {
 			if _, taken := all[name]; !taken {
 				all[name] = t

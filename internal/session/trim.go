@@ -54,8 +54,7 @@ func (s *Session) trim(t *runningTurn) {
 	s.context, s.contextIDs = snapshot, keptIDs
 	s.mu.Unlock()
 	u := &Update{TurnID: t.id, Type: HistoryTrimmed}
-	dropped, kept := cut, len(snapshot)
-	u.Dropped, u.Kept = &dropped, &kept
+	u.Dropped, u.Kept = cut, len(snapshot)
 	s.publish(u)
 }
 

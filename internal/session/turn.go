@@ -13,9 +13,8 @@ import (
 // publishUsage sends the usage update of one model call of turn (docs/protocol.md,
 // "Session controls").
 func (s *Session) publishUsage(turnID string, u llm.Usage) {
-	in, out, size := u.InputTokens, u.OutputTokens, u.Context()
-	s.publish(&Update{TurnID: turnID, Type: UsageUpdate, InputTokens: &in, OutputTokens: &out,
-		CachedInputTokens: u.CachedInputTokens, ContextTokens: &size, ContextWindow: s.Agent.ContextWindow})
+	s.publish(&Update{TurnID: turnID, Type: UsageUpdate, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens, ContextTokens: u.Context(), ContextWindow: s.Agent.ContextWindow})
 }
 
 // PromptResult is the result of session/prompt.
@@ -135,7 +134,7 @@ func (s *Session) PromptQuoted(ctx context.Context, text string, quoted jsontext
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			ToolSet: toolSet, Lookup: lookup,
 			Env:     toolEnv(s, t),
-			Context: history, Prompt: text,
+			Context: history, Prompt: text, Recall: s.recall(t, text),
 			Hooks: &hooks{s: s, turn: t}, CallID: t.callID,
 			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u) },
 			Observer: obs,

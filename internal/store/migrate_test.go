@@ -31,8 +31,8 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestSchemaIsTwoNumberedMigrations(t *testing.T) {
-	if SchemaVersion() != 8 {
-		t.Fatalf("SchemaVersion() = %d, want 8", SchemaVersion())
+	if SchemaVersion() != 9 {
+		t.Fatalf("SchemaVersion() = %d, want 9", SchemaVersion())
 	}
 	for i, m := range migrations {
 		if !strings.HasPrefix(m, migrationMarker) {

@@ -77,7 +77,7 @@ CREATE TABLE updates (
 CREATE INDEX sessions_by_activity ON sessions(last_activity DESC, id DESC);
 CREATE INDEX sessions_by_owner ON sessions(owner, last_activity DESC, id DESC);
 
--- +migration 3: the per-session index of uploaded files (SPEC §10)
+-- +migration 3: the per-session index of uploaded files (docs/protocol.md, "Files")
 -- One row per content hash a session stored: a repeat of the same bytes is
 -- deduplicated against it, and session/prompt attachments resolve their ref_id here.
 CREATE TABLE uploads (
@@ -105,7 +105,7 @@ INSERT INTO update_runs (session_id, first_seq, last_seq, payload)
     SELECT session_id, seq, seq, payload FROM updates;
 DROP TABLE updates;
 
--- +migration 5: operation ids of session/prompt (SPEC §18)
+-- +migration 5: operation ids of session/prompt (docs/protocol.md, "Reconnecting safely")
 -- The last MaxOperations operation ids each session was prompted with, with the turn
 -- each started, written in the transaction that begins the turn. The result columns
 -- are NULL while the turn runs; the turn's end (or its recovery after a crash) fills
@@ -143,7 +143,7 @@ DROP TABLE update_runs;
 ALTER TABLE update_runs_v6 RENAME TO update_runs;
 CREATE UNIQUE INDEX update_runs_by_seq ON update_runs(session_id, last_seq, first_seq);
 
--- +migration 7: session controls and usage totals (SPEC §22)
+-- +migration 7: session controls and usage totals (docs/protocol.md, "Session controls")
 -- mode, model and title are what session/set chose (NULL: the agent's autonomy,
 -- the agent's model, the title derived from the first prompt); the token columns
 -- are the session's usage totals, added to as each turn ends. A compaction is a
@@ -158,7 +158,7 @@ ALTER TABLE operations ADD COLUMN compact_before INTEGER;
 ALTER TABLE operations ADD COLUMN compact_after INTEGER;
 
 -- +migration 8: the transcript keyed by an integer, turns without a rowid
--- The data directory is kept within a small multiple of what it holds (SPEC §24).
+-- The data directory is kept within a small multiple of what it holds (docs/protocol.md, "A daemon that runs for months").
 -- Each transcript row repeated the session's 36-byte id, and again in the index of
 -- its (session_id, idx) key, which cost as much as the rows' text; each turn row
 -- its session and turn ids in the table and in its key's index. A session gets a
@@ -200,3 +200,25 @@ INSERT INTO turns_v8 (session_id, turn_id, state, started_at)
     SELECT session_id, turn_id, state, started_at FROM turns;
 DROP TABLE turns;
 ALTER TABLE turns_v8 RENAME TO turns;
+
+-- +migration 9: memories (docs/protocol.md, "Memory")
+-- A memory belongs to an agent and its owner principal. The integer key is the
+-- rowid the full-text index refers to (memories_fts, created at start by
+-- EnsureMemoryIndex with the triggers that keep it in step, so that a missing or
+-- corrupt index is rebuilt from this table); id is the name clients see. A key is
+-- unique per agent and owner: a memory stored again under its key replaces it.
+CREATE TABLE memories (
+    num             INTEGER PRIMARY KEY,
+    id              TEXT    NOT NULL UNIQUE,
+    agent           TEXT    NOT NULL,
+    owner           TEXT    NOT NULL,
+    key             TEXT,
+    content         TEXT    NOT NULL,
+    tags            TEXT    NOT NULL DEFAULT '',   -- space-separated
+    created         INTEGER NOT NULL,
+    updated         INTEGER NOT NULL,
+    embedding       BLOB,                          -- little-endian float32s
+    embedding_model TEXT
+) STRICT;
+CREATE UNIQUE INDEX memories_by_key ON memories(agent, owner, key) WHERE key IS NOT NULL;
+CREATE INDEX memories_by_scope ON memories(agent, owner, num);

@@ -96,6 +96,11 @@ type Store struct {
 	// running it.
 	stmts map[string]*sql.Stmt
 
+	// memStmts are the reader pool's prepared statements of the memory searches
+	// (memory.go), prepared on first use.
+	memMu    sync.Mutex
+	memStmts map[string]*sql.Stmt
+
 	rows rowCache      // the transcript rows of running turns' checkpoints (turns.go)
 	ckpt *checkpointer // copies the WAL into the database file (checkpoint.go)
 }
@@ -229,6 +234,11 @@ func (s *Store) Close() error {
 	for _, st := range s.stmts {
 		errs = append(errs, st.Close())
 	}
+	s.memMu.Lock()
+	for _, st := range s.memStmts {
+		errs = append(errs, st.Close())
+	}
+	s.memMu.Unlock()
 	return errors.Join(append(errs, s.ckpt.close(), s.r.Close(), s.w.Close())...)
 }
 

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // Statuses and priorities of a plan entry (docs/protocol.md, "Tools"; ACP's PlanEntry).
@@ -23,12 +24,9 @@ const (
 	MaxPlanEntryContent = 2000 // bytes
 )
 
-// PlanEntry is one task of a plan. Priority is "high", "medium", "low" or empty.
-type PlanEntry struct {
-	Content  string `json:"content"`
-	Status   string `json:"status"`
-	Priority string `json:"priority,omitzero"`
-}
+// PlanEntry is one task of a plan. Priority is "high", "medium", "low" or empty
+// (package protocol's).
+type PlanEntry = protocol.PlanEntry
 
 // Planner publishes the plan of an update_plan call: the whole plan, each time.
 type Planner interface {

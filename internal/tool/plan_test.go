@@ -24,10 +24,10 @@ func TestUpdatePlan(t *testing.T) {
 		wantErr string
 	}{
 		{name: "a plan", args: `{"entries":[{"content":"read","status":"completed","priority":"high"},{"content":"edit","status":"in_progress"},{"content":"test","status":"pending","priority":"low"}]}`,
-			want:    []PlanEntry{{"read", "completed", "high"}, {"edit", "in_progress", ""}, {"test", "pending", "low"}},
+			want:    []PlanEntry{{Content: "read", Status: "completed", Priority: "high"}, {Content: "edit", Status: "in_progress", Priority: ""}, {Content: "test", Status: "pending", Priority: "low"}},
 			wantOut: "plan updated: 3 steps (1 completed, 1 in progress, 1 pending)"},
 		{name: "an empty plan clears it", args: `{"entries":[]}`, want: []PlanEntry{}, wantOut: "plan updated: 0 steps (0 completed, 0 in progress, 0 pending)"},
-		{name: "unknown members ignored", args: `{"entries":[{"content":"a","status":"pending","id":7}]}`, want: []PlanEntry{{"a", "pending", ""}}},
+		{name: "unknown members ignored", args: `{"entries":[{"content":"a","status":"pending","id":7}]}`, want: []PlanEntry{{Content: "a", Status: "pending", Priority: ""}}},
 		{name: "no entries", args: `{}`, wantErr: "entries is required"},
 		{name: "entries not a list", args: `{"entries":"do it"}`, wantErr: "invalid arguments: "},
 		{name: "bad status", args: `{"entries":[{"content":"a","status":"done"}]}`, wantErr: `entries[0].status is "done"`},

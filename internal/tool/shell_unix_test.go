@@ -10,11 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/wait"
 )
 
 func TestShell(t *testing.T) {
@@ -85,7 +86,7 @@ func TestShellCancelKillsTheProcessGroup(t *testing.T) {
 	go func() {
 		done <- Shell{}.Run(ctx, Env{Workspace: ws}, jsontext.Value(`{"command":"sleep 300 & echo $! > pid; wait"}`))
 	}()
-	pid := waitForPid(t, filepath.Join(ws, "pid"))
+	pid := wait.PIDFile(t, filepath.Join(ws, "pid"), 10*time.Second)
 	cancel()
 	waitDead(t, pid)
 	r := <-done
@@ -103,7 +104,7 @@ func TestShellKillsWhatItLeavesBehind(t *testing.T) {
 	go func() {
 		done <- Shell{}.Run(context.Background(), Env{Workspace: ws}, jsontext.Value(`{"command":"sleep 300 & echo $! > pid; echo started"}`))
 	}()
-	waitDead(t, waitForPid(t, filepath.Join(ws, "pid")))
+	waitDead(t, wait.PIDFile(t, filepath.Join(ws, "pid"), 10*time.Second))
 	if r := <-done; r.IsError || r.Output != "started\n" {
 		t.Fatalf("got %q (error %v)", r.Output, r.IsError)
 	}
@@ -137,22 +138,6 @@ func TestReadFileRefusesAFifo(t *testing.T) {
 		t.Skipf("mkfifo: %v", err)
 	}
 	mustFail(t, run(t, ReadFile{}, ws, `{"path":"fifo"}`), "not a regular file")
-}
-
-// waitForPid waits for the command under test to write its child's pid to file.
-func waitForPid(t *testing.T, file string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile(file)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s: %v", file, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // waitDead polls until process pid is gone, or a zombie nobody has reaped yet (init
@@ -195,7 +180,7 @@ func TestShellDoesNotWaitForAnEscapedHolderOfThePipe(t *testing.T) {
 	}
 	ws := t.TempDir()
 	r := run(t, Shell{}, ws, `{"command":"setsid sh -c 'echo $$ > pid; exec sleep 3600' & while [ ! -s pid ]; do sleep 0.01; done; echo done"}`)
-	pid := waitForPid(t, filepath.Join(ws, "pid"))
+	pid := wait.PIDFile(t, filepath.Join(ws, "pid"), 10*time.Second)
 	defer syscall.Kill(pid, syscall.SIGKILL) // it escaped the group on purpose: clean up
 	if err := syscall.Kill(pid, 0); err != nil || isZombie(pid) {
 		t.Fatalf("the escaped process is gone (%v): the call may have waited for it", err)

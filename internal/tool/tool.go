@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
+	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
 )
 
 // Tool is one callable tool. Run must honour ctx: when it ends, Run returns promptly
@@ -64,12 +65,9 @@ type Result struct {
 	Diff *Diff
 }
 
-// Diff is a changed file as a whole, before and after (docs/protocol.md, "Tools").
-type Diff struct {
-	Path    string  `json:"path"`             // absolute
-	OldText *string `json:"oldText,omitzero"` // nil for a file the call created
-	NewText string  `json:"newText"`
-}
+// Diff is a changed file as a whole, before and after (docs/protocol.md, "Tools"):
+// package protocol's.
+type Diff = protocol.Diff
 
 // MaxDiffBytes bounds each side of a Diff: a bigger file gets none.
 const MaxDiffBytes = 256 << 10
@@ -87,11 +85,8 @@ func newDiff(path string, oldText *string, newText string) *Diff {
 }
 
 // Location is a place in a file a call reads or changes: an absolute path and,
-// when known, a 1-based line.
-type Location struct {
-	Path string `json:"path"`
-	Line int    `json:"line,omitzero"`
-}
+// when known, a 1-based line (package protocol's).
+type Location = protocol.Location
 
 // Locator is implemented by the file tools: the places a call with these
 // arguments touches, told before it runs (an editor follows along). It returns an

@@ -24,6 +24,7 @@ var commands = []command{
 	{"/mode", "", "pick the session's mode: readonly, supervised, full"},
 	{"/attach", "PATH", "upload a file; it goes with the next prompt"},
 	{"/compact", "[INSTRUCTIONS]", "summarise the session's context"},
+	{"/memory", "[QUERY]", "pick a memory: / searches, Enter views, d forgets"},
 	{"/title", "TEXT", "rename the session"},
 	{"/help", "", "keys and commands"},
 	{"/quit", "", "leave (the session stays resumable)"},
@@ -90,6 +91,8 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.startUpload(arg), true
 	case "/compact":
 		return m.compact(arg), true
+	case "/memory":
+		return m.memoryPicker(arg), true
 	case "/title":
 		if arg == "" {
 			m.notice("usage: /title TEXT", true)

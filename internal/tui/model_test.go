@@ -163,7 +163,7 @@ func TestCommandsCompleteAndUnknownSlashLinesArePrompts(t *testing.T) {
 		t.Fatalf("tab completed to %q", v)
 	}
 	u.m.input.Reset()
-	u.typeText("/m")
+	u.typeText("/mo")
 	u.press("tab")
 	if v := u.m.input.Value(); v != "/mode" || !strings.Contains(u.m.hint, "/model  /mode") {
 		t.Fatalf("tab: %q, hint %q", v, u.m.hint)

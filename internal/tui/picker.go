@@ -30,7 +30,7 @@ type picker struct {
 
 type pickItem struct {
 	id, label, detail string
-	agent             string // sessions: the session's agent
+	agent             string // sessions: the session's agent; memory: the whole content
 	current           bool
 }
 
@@ -118,6 +118,9 @@ func modePicker(current string) tea.Msg {
 }
 
 func (p *picker) key(k tea.KeyPressMsg, m *Model) tea.Cmd {
+	if p.kind == pickMemory {
+		return p.memoryKey(k, m)
+	}
 	s := k.String()
 	if p.editing {
 		switch s {
@@ -231,7 +234,11 @@ func (p *picker) view(th theme, width, height int) string {
 	}
 	switch {
 	case p.editing:
-		b.WriteString("\n" + th.bold.Render("new title: ") + p.text + "█")
+		label := "new title: "
+		if p.kind == pickMemory {
+			label = "search: "
+		}
+		b.WriteString("\n" + th.bold.Render(label) + p.text + "█")
 	case p.confirm:
 		b.WriteString("\n" + th.errorText.Render(fmt.Sprintf("delete %q? y deletes, any other key keeps it", p.items[p.cur].label)))
 	}

@@ -34,6 +34,7 @@ type Server struct {
 	produced map[string]bool  // every tool-call id it streamed
 	calls    int              // tool calls streamed so far
 	models   fakemodel.Models // GET /v1/models
+	emb      embeddings       // POST /v1/embeddings (embeddings.go)
 }
 
 // Answer is one scripted answer. With Status, the answer is that HTTP status with
@@ -133,6 +134,10 @@ func (f *Server) IDsRoundTrip(req map[string]any) error {
 // ServeHTTP answers one chat completion request.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.models.Serve(w, r) {
+		return
+	}
+	if r.URL.Path == "/v1/embeddings" {
+		f.serveEmbeddings(w, r)
 		return
 	}
 	req, a, refusal := f.Take(r)
