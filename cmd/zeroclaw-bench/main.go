@@ -18,6 +18,8 @@
 // every wait is bounded. Linux only: memory comes from /proc/<pid>/status.
 //
 //	go run ./cmd/zeroclaw-bench [--zeroclaw PATH] [--quick] [--json]
+//	go run ./cmd/zeroclaw-bench soak --duration D [--zeroclaw PATH] [--json] [--report FILE]
+//	go run ./cmd/zeroclaw-bench metrics-cost --baseline PATH [--zeroclaw PATH] [--rounds N] [--json]
 package main
 
 import (
@@ -104,6 +106,16 @@ func (o options) quick() options {
 func main() {
 	if echoChild() {
 		os.Exit(serveEchoChild())
+	}
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "soak": // soak.go
+			os.Exit(soakMain(os.Args[2:]))
+		case "metrics-cost": // cost.go
+			os.Exit(costMain(os.Args[2:]))
+		case "mcp-child": // the soak's MCP server that crashes (soak_env.go)
+			os.Exit(serveMCPChild())
+		}
 	}
 	o := defaultOptions()
 	flag.StringVar(&o.Zeroclaw, "zeroclaw", "", "the zeroclaw binary (default: go build ./cmd/zeroclaw into a temp dir)")

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if echoChild() { // the echo baseline runs in a child process of this binary
 		os.Exit(serveEchoChild())
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-child" { // the soak's MCP server
+		os.Exit(serveMCPChild())
+	}
 	dir, err := os.MkdirTemp("", "zeroclaw-bench-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -72,6 +72,9 @@ type Turn struct {
 	Controls func() (model, autonomy string)
 	// Used, when set, is told each model call's usage as the call ends.
 	Used func(u llm.Usage)
+	// Observer, when set, is told of each model and tool call (metrics and
+	// traces, telemetry.go).
+	Observer TurnObserver
 	// Steer, when set, is asked before every model call, and when the model answers
 	// without tool calls, for the user messages that joined the turn meanwhile
 	// (docs/protocol.md, "Steering"), already recorded by the caller: they join the
@@ -152,9 +155,15 @@ func Run(ctx context.Context, t Turn) Outcome {
 			sent = slices.Clone(msgs)
 			sent[promptAt].Text = recalled + sent[promptAt].Text
 		}
-		res, err := t.Provider.Stream(ctx, provider.Request{
+		callCtx, obs := t.observeModelCall(ctx)
+		first := obs != nil
+		res, err := t.Provider.Stream(callCtx, provider.Request{
 			Model: t.Model, System: t.System, Messages: sent, Tools: specs,
 		}, func(d provider.Delta) {
+			if first {
+				first = false
+				obs.FirstToken()
+			}
 			if !d.Thought && d.Text != "" {
 				if separate {
 					separate = false
@@ -168,6 +177,9 @@ func Run(ctx context.Context, t Turn) Outcome {
 			}
 			t.Hooks.Delta(d)
 		})
+		if obs != nil {
+			obs.End(res.Usage, err)
+		}
 		usage.InputTokens += res.Usage.InputTokens
 		usage.OutputTokens += res.Usage.OutputTokens
 		usage.CachedInputTokens += res.Usage.CachedInputTokens
@@ -238,6 +250,10 @@ func (t Turn) call(ctx context.Context, call llm.ToolCall, tools map[string]tool
 		}
 	}
 	if !ok {
+		if t.Observer != nil {
+			_, obs := t.Observer.ToolCall(ctx, "")
+			obs.End(true)
+		}
 		return tool.Result{Output: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}
 	}
 	if tl.Mutates() {
@@ -253,7 +269,21 @@ func (t Turn) call(ctx context.Context, call llm.ToolCall, tools map[string]tool
 	}
 	env := t.Env
 	env.CallID = call.ID
-	return tl.Run(ctx, env, call.Arguments)
+	if t.Observer == nil {
+		return tl.Run(ctx, env, call.Arguments)
+	}
+	ctx, obs := t.Observer.ToolCall(ctx, call.Name)
+	r := tl.Run(ctx, env, call.Arguments)
+	obs.End(r.IsError)
+	return r
+}
+
+// observeModelCall begins the Observer's watch of a model call, if there is one.
+func (t Turn) observeModelCall(ctx context.Context) (context.Context, ModelCallObserver) {
+	if t.Observer == nil {
+		return ctx, nil
+	}
+	return t.Observer.ModelCall(ctx, t.Model)
 }
 
 func specsOf(tools map[string]tool.Tool) []llm.ToolSpec {

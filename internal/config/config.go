@@ -31,7 +31,25 @@ type Config struct {
 	Users              map[string]User              `toml:"users"`
 	Security           Security                     `toml:"security"`
 	MCP                MCP                          `toml:"mcp,omitempty"`
+	Metrics            Metrics                      `toml:"metrics,omitempty"`
+	Telemetry          Telemetry                    `toml:"telemetry,omitempty"`
 	Memory             Memory                       `toml:"memory,omitempty"`
+}
+
+// Metrics is the opt-in Prometheus listener (docs/protocol.md, "Metrics and
+// traces"). It is read at start: a change applies at the daemon's next start.
+type Metrics struct {
+	// Listen is host:port of an HTTP listener serving /metrics; empty: none
+	// (metrics/scrape still answers). Port 0 picks a free one, which the log tells.
+	Listen string `toml:"listen,omitempty"`
+}
+
+// Telemetry is the opt-in OpenTelemetry trace export. It is read at start.
+type Telemetry struct {
+	// OTLPEndpoint is the base URL of an OTLP/HTTP collector, read as
+	// OTEL_EXPORTER_OTLP_ENDPOINT is: spans go to <otlp_endpoint>/v1/traces.
+	// Empty: no traces.
+	OTLPEndpoint string `toml:"otlp_endpoint,omitempty"`
 }
 
 // RPC holds the limits of the RPC endpoint (docs/protocol.md, "Limits").

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +48,7 @@ func (c Config) Validate() error {
 	for _, check := range []func() *ValidationError{
 		c.validateRPC, c.validateWSS, c.validateNames, c.validateProviders,
 		c.validateAgents, c.validateProfiles, c.validateUsers, c.validateMCP, c.validateMemory,
+		c.validateTelemetry,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -294,4 +296,27 @@ func lineOf(data []byte, key string) int {
 			return n
 		}
 	}
+}
+
+// validateTelemetry checks [metrics] listen (an IP address or localhost, and a
+// port) and [telemetry] otlp_endpoint (an http or https base URL, which the
+// message never repeats: it may hold credentials).
+func (c Config) validateTelemetry() *ValidationError {
+	if l := c.Metrics.Listen; l != "" {
+		host, port, err := net.SplitHostPort(l)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil || perr != nil || n < 0 || n > 65535:
+			return invalid("metrics.listen", "= %q: want host:port, such as 127.0.0.1:9464", l)
+		case host != "localhost" && net.ParseIP(host) == nil:
+			return invalid("metrics.listen", "= %q: want an IP address (127.0.0.1, ::1, 0.0.0.0) or localhost before the port", l)
+		}
+	}
+	if e := c.Telemetry.OTLPEndpoint; e != "" {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return invalid("telemetry.otlp_endpoint", "is not an http:// or https:// base URL such as http://127.0.0.1:4318")
+		}
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/endpoint"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/mcp"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/rpc"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -98,6 +99,12 @@ func Run(ctx context.Context, opts Options) error {
 	servers := mcp.NewManager(log)
 	defer servers.Close()
 	servers.Configure(mcp.FromConfig(cfg, dirs.DataDir, getenv))
+	tel, err := startTelemetry(cfg, dirs.DataDir, servers, getenv, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer tel.close(log) // after the sessions: their last spans are sent
 	var live *config.Live
 	// The memories' full-text index is checked (made again if missing or damaged)
 	// before anything can search it.
@@ -109,6 +116,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	sessions := session.NewManager(catalog, session.Options{Logger: log, Store: st, MCP: servers, Memory: memories,
 		ReplayBytes: int64(cfg.RPC.ReplayBytes),
+		Telemetry:   metrics.Telemetry(tel.metrics, tel.tracer),
+		OnLagged:    tel.metrics.Lagged,
 		ClientToolTimeout: func() time.Duration {
 			return time.Duration(live.Current().RPC.ClientToolTimeoutSecs) * time.Second
 		}})
@@ -130,6 +139,7 @@ func Run(ctx context.Context, opts Options) error {
 			}, nil
 		},
 	})
+	tel.sessions = sessions
 
 	var cert wss.Certificate
 	if cfg.WSS.Enabled {
@@ -164,7 +174,12 @@ func Run(ctx context.Context, opts Options) error {
 		Fingerprint:    cert.Fingerprint,
 		MCP:            servers,
 		Memory:         memories,
+		Metrics:        tel.metrics,
 	})
+	if err := tel.serve(cfg, log); err != nil {
+		ln.Close()
+		return err
+	}
 	var remote *wss.Listener
 	if cfg.WSS.Enabled {
 		remote, err = wss.Listen(wss.Config{

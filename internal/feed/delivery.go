@@ -294,6 +294,7 @@ func (f *Feed) lagLocked(a *attachment) {
 	f.removeLocked(a)
 	f.trimTailLocked()
 	f.hub.log.Warn("a connection fell behind the session's updates; detached it", "session", f.id, "afterSeq", a.sent)
+	f.hub.onLagged()
 	a.sub.Lagged(f.id, a.sent)
 }
 

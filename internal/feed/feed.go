@@ -50,6 +50,10 @@ type Options struct {
 	// RecoverFor is how long a lagged connection's afterSeq stays replayable;
 	// zero means RecoverFor.
 	RecoverFor time.Duration
+	// OnLagged, when set, is called each time a connection is detached as lagged
+	// (the metrics' zeroclaw_lagged_total), under the feed's lock: it must not
+	// block nor call back into the feed.
+	OnLagged func()
 }
 
 // Hub is what the feeds of one daemon share: the store, the replay log's writer
@@ -62,6 +66,7 @@ type Hub struct {
 	seqBlock   uint64
 	budget     atomic.Int64 // rpc.replay_bytes (SetReplayBytes)
 	recoverFor time.Duration
+	onLagged   func() // Options.OnLagged, never nil
 	w          *updateLog
 }
 
@@ -85,8 +90,11 @@ func NewHub(life context.Context, o Options) *Hub {
 	if o.RecoverFor <= 0 {
 		o.RecoverFor = RecoverFor
 	}
+	if o.OnLagged == nil {
+		o.OnLagged = func() {}
+	}
 	h := &Hub{life: life, st: o.Store, log: o.Logger, lagAfter: o.LagAfter, seqBlock: o.SeqBlock,
-		recoverFor: o.RecoverFor}
+		recoverFor: o.RecoverFor, onLagged: o.OnLagged}
 	h.budget.Store(o.ReplayBytes)
 	h.w = newUpdateLog(life, o.Store, o.Logger)
 	return h

@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/auth"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/config"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/memory"
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/metrics"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/session"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/upload"
@@ -90,6 +91,10 @@ type Config struct {
 
 	// Memory is the agents' memories (memory/*); nil: the methods answer memory_off.
 	Memory *memory.Service
+
+	// Metrics counts calls and connections, and serves metrics/scrape
+	// (metrics.go); nil: nothing is counted and metrics/scrape answers -32603.
+	Metrics *metrics.Metrics
 }
 
 // Server serves JSON-RPC connections with the daemon's method table.
@@ -104,6 +109,9 @@ type Server struct {
 
 	instanceID  string      // random per Server, so per daemon start (initialize.go)
 	statusParts statusCache // the constant bytes of status answers (status_json.go)
+	// unknownMethod counts the calls of methods the table lacks, under one label.
+	unknownMethod *metrics.Method
+	shards        atomic.Uint32 // the last shard handed to a connection
 
 	mu     sync.Mutex
 	conns  map[*connState]struct{}
@@ -139,6 +147,7 @@ type methodRow struct {
 	// localOnly methods are refused to remote (WSS) peers with -32012.
 	localOnly bool
 	handler   method
+	metrics   *metrics.Method // its collectors, resolved once (metrics.go)
 }
 
 // NewServer returns a Server ready to serve connections.
@@ -160,6 +169,7 @@ func NewServer(cfg Config) *Server {
 		conns:   make(map[*connState]struct{}),
 	}
 	s.instanceID = newInstanceID()
+	s.unknownMethod = cfg.Metrics.Method("unknown")
 	families := [][]methodRow{
 		{
 			{name: "initialize", handler: s.initialize, schedule: jsonrpc.Priority},
@@ -175,6 +185,7 @@ func NewServer(cfg Config) *Server {
 		s.steerMethods(),
 		s.toolMethods(),
 		s.memoryMethods(),
+		s.metricsMethods(),
 	}
 	s.methods = make(map[string]*methodRow)
 	for _, rows := range families {
@@ -186,6 +197,7 @@ func NewServer(cfg Config) *Server {
 			if row.grant == "" && row.name != "initialize" {
 				panic("rpc: method " + row.name + " declares no grant")
 			}
+			row.metrics = cfg.Metrics.Method(row.name)
 			s.methods[row.name] = row
 			s.names = append(s.names, row.name)
 		}
@@ -211,7 +223,7 @@ func (s *Server) ServeStream(rwc io.ReadWriteCloser, peer Peer) {
 // one -32004 error and is closed.
 func (s *Server) Serve(f jsonrpc.Framer, peer Peer) {
 	log := s.log.With("peer", peer.Label)
-	c := &connState{srv: s, peer: peer, log: log}
+	c := &connState{srv: s, peer: peer, log: log, shard: s.shards.Add(1)}
 	c.conn = jsonrpc.NewConn(f, c, jsonrpc.Options{
 		// Until the handshake succeeds, frames are served in order, so a client may
 		// pipeline initialize and its first calls; the handshake runs deep, and
@@ -269,6 +281,7 @@ func (s *Server) admit(c *connState) *jsonrpc.Error {
 	}
 	s.conns[c] = struct{}{}
 	s.nconns.Store(int64(len(s.conns)))
+	c.disconnected = s.cfg.Metrics.Connected(transportOf(c.peer))
 	s.active.Add(1)
 	if s.cfg.Clients != nil {
 		s.cfg.Clients.Connected()
@@ -281,6 +294,7 @@ func (s *Server) release(c *connState) {
 	delete(s.conns, c)
 	s.nconns.Store(int64(len(s.conns)))
 	s.mu.Unlock()
+	c.disconnected()
 	if s.cfg.Clients != nil {
 		s.cfg.Clients.Disconnected()
 	}
@@ -352,6 +366,10 @@ type connState struct {
 	// that revoking the token closes it (auth.Pairings.Track); nil until then.
 	trackMu  sync.Mutex
 	tracking func()
+
+	disconnected func()        // counts the connection closed in the metrics (admit)
+	shard        uint32        // where its calls are counted (metrics.Method.Done)
+	inlineCalls  atomic.Uint32 // inline calls so far, one in metrics.SampleEvery timed
 }
 
 // handshake is what a successful initialize fixed for the connection.
@@ -376,19 +394,24 @@ func (c *connState) Handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 		}
 	}
 	if !known {
+		c.srv.unknownMethod.Done(c.shard, time.Now(), jsonrpc.CodeMethodNotFound)
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method,
 			map[string]any{"method": req.Method})
 	}
+	start := c.clock(row)
 	if req.Method != "initialize" {
 		// The grant (docs/protocol.md, "Authorization"), against the caller's current
 		// authority (grants.go).
 		var err error
 		if ctx, err = c.authorize(ctx, row); err != nil {
+			row.metrics.Done(c.shard, start, wireCode(err))
 			return nil, err
 		}
 	}
 	result, err := row.handler(ctx, c, req.Params)
-	return result, toWire(err)
+	err = toWire(err)
+	row.metrics.Done(c.shard, start, wireCode(err))
+	return result, err
 }
 
 // schedule is how a connection past its handshake serves r: its method row's

@@ -85,6 +85,7 @@ func (m *Manager) obtain(ctx context.Context, id string, c Caller, forNew bool) 
 	s.context, s.contextIDs = history, historyIDs
 	s.ctl = row.Controls
 	m.sessions[id] = s
+	m.countLocked()
 	m.log.Info("session restored", "session", id, "agent", row.Agent, "recoveredTurns", recovered,
 		"contextMessages", len(history))
 	return s, nil
@@ -119,6 +120,7 @@ func (m *Manager) retire(ctx context.Context, id string, c Caller, op string, st
 	running := isLive && !live.idle()
 	if running {
 		delete(m.sessions, id)
+		m.countLocked()
 	}
 	m.mu.Unlock()
 
@@ -147,6 +149,7 @@ func (m *Manager) retire(ctx context.Context, id string, c Caller, op string, st
 		m.mu.Lock()
 		if m.sessions[id] == live {
 			delete(m.sessions, id)
+			m.countLocked()
 		}
 		m.mu.Unlock()
 		live.shutdown(fmt.Errorf("session/%s", op))

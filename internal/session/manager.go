@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/agent"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/feed"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
 	"github.com/zeroclaw-labs/zeroclaw-go/protocol"
@@ -64,6 +65,11 @@ type Options struct {
 	// RecoverFor is how long a lagged connection can re-attach from its notice's
 	// afterSeq and get everything after it; zero means feed.RecoverFor.
 	RecoverFor time.Duration
+	// Telemetry observes every turn (metrics and traces); nil: none.
+	Telemetry agent.Telemetry
+	// OnLagged is told of each connection detached as lagged from any session
+	// (feed.Options.OnLagged: it must not block); nil: nothing is told.
+	OnLagged func()
 }
 
 // Manager holds the live sessions.
@@ -81,6 +87,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+	live     atomic.Int64   // len(sessions), for the metrics without the lock (telemetry.go)
 	turns    sync.WaitGroup // running turns
 }
 
@@ -115,7 +122,8 @@ func NewManager(catalog *Catalog, opts Options) *Manager {
 	}
 	m := &Manager{life: context.Background(), opts: opts, log: opts.Logger, st: opts.Store, sessions: make(map[string]*Session)}
 	m.feeds = feed.NewHub(m.life, feed.Options{Store: opts.Store, Logger: opts.Logger, LagAfter: opts.LagAfter,
-		SeqBlock: opts.SeqBlock, ReplayBytes: opts.ReplayBytes, RecoverFor: opts.RecoverFor})
+		SeqBlock: opts.SeqBlock, ReplayBytes: opts.ReplayBytes, RecoverFor: opts.RecoverFor,
+		OnLagged: opts.OnLagged})
 	m.catalog.Store(catalog)
 	return m
 }
@@ -188,11 +196,13 @@ func (m *Manager) New(ctx context.Context, p NewParams) (s *Session, resumed boo
 				delete(m.sessions, s.ID)
 			}
 		}
+		m.countLocked()
 	}
 	if len(m.sessions) >= m.opts.MaxSessions {
 		for _, s := range evicted { // nothing evicted when nothing was created
 			m.sessions[s.ID] = s
 		}
+		m.countLocked()
 		m.mu.Unlock()
 		return nil, false, errLimit(m.opts.MaxSessions)
 	}
@@ -206,6 +216,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (s *Session, resumed boo
 	}
 	s = newSession(m, id, p.Caller.Principal, agent, workspace, 0)
 	m.sessions[id] = s
+	m.countLocked()
 	m.mu.Unlock()
 	err = m.st.CreateSession(ctx, store.Session{
 		ID: id, Owner: p.Caller.Principal, Agent: agent.Alias, Workspace: workspace, Surface: store.SurfaceRPC,
@@ -213,6 +224,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (s *Session, resumed boo
 	if err != nil {
 		m.mu.Lock()
 		delete(m.sessions, id)
+		m.countLocked()
 		m.mu.Unlock()
 		if errors.Is(err, store.ErrExists) { // a durable id created meanwhile
 			return m.New(ctx, p)
@@ -298,6 +310,7 @@ func (m *Manager) Close(id string, c Caller) error {
 		return errNotFound(id)
 	}
 	delete(m.sessions, id)
+	m.countLocked()
 	m.mu.Unlock()
 	s.shutdown(errSessionClosed)
 	return nil
@@ -342,6 +355,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	all := m.sessions
 	m.sessions = make(map[string]*Session)
+	m.countLocked()
 	m.mu.Unlock()
 	for _, s := range all {
 		s.shutdown(errDaemonShutdown)

@@ -137,7 +137,8 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 		defer cancel(nil)
 		toolSet, lookup := s.turnTools(turnCtx)
 		h := &hooks{s: s, turn: t}
-		out := agent.Run(turnCtx, agent.Turn{
+		runCtx, obs := s.observeTurn(turnCtx)
+		out := agent.Run(runCtx, agent.Turn{
 			Provider: s.Agent.Provider, Model: s.Agent.Model, System: s.Agent.System,
 			Tools: s.Agent.Tools, Autonomy: s.Agent.Autonomy, MaxSteps: s.Agent.MaxSteps,
 			ToolSet: toolSet, Lookup: lookup,
@@ -146,6 +147,7 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 			Hooks: h, CallID: t.callID,
 			Controls: s.controls, Used: func(u llm.Usage) { s.publishUsage(t.id, u); s.noteUsage(u) },
 			Steer: h.steered, Compact: h.autoCompact,
+			Observer: obs,
 		})
 		s.closeSteers(t) // a steer from now on starts the next turn
 		storageErr := s.commitTurn(t, out)
@@ -163,6 +165,7 @@ func (s *Session) prompt(ctx context.Context, text string, quoted jsontext.Value
 		} else {
 			s.trim(t)
 		}
+		turnEnded(obs, out.StopReason, out.Usage)
 		s.mgr.log.Info("turn ended", "session", s.ID, "turn", t.id, "stopReason", out.StopReason,
 			"cause", context.Cause(turnCtx))
 		res := PromptResult{
