@@ -202,9 +202,9 @@ func TestAStalledTabIsLaggedNotTheBridge(t *testing.T) {
 	const lagLogged = "a connection's backlog passed rpc.replay_bytes"
 	var last float64
 	turn := 0
-	for ; !strings.Contains(s.daemon.String(), lagLogged); turn++ {
+	for ; !strings.Contains(s.daemon.Stderr.String(), lagLogged); turn++ {
 		if turn == 100 {
-			t.Fatalf("a tab that read nothing of 100 turns of 400 KB of updates was not lagged (rpc.replay_bytes = 4 MiB); daemon log:\n%s", s.daemon)
+			t.Fatalf("a tab that read nothing of 100 turns of 400 KB of updates was not lagged (rpc.replay_bytes = 4 MiB); daemon log:\n%s", s.daemon.Stderr)
 		}
 		res := reader.callSeeing("session/prompt", `{"sessionId":"`+sid+`","prompt":"`+prompt+`"}`, func(m frame) {
 			p, _ := m["params"].(frame)

@@ -261,7 +261,7 @@ func TestBrowserLiveHistoryAndRestart(t *testing.T) {
 	run(t, ctx, "back to the session", chromedp.Navigate(s.base+"/#s="+sid), chromedp.Reload(),
 		waitJS(`zeroclaw.state() === "connected"`), hasText(".msg.assistant", "echo: from the terminal"))
 
-	s.daemon.stop()
+	stop(s.daemon)
 	run(t, ctx, "the link dropped", waitJS(`zeroclaw.state() !== "connected"`))
 	s.startDaemon()
 	run(t, ctx, "reconnected",

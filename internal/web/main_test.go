@@ -13,10 +13,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-labs/zeroclaw-go/internal/testing/harness"
 )
 
 // The tests run the real programs: TestMain builds zeroclaw once; each test starts a
@@ -58,52 +59,31 @@ type stack struct {
 	t      testing.TB
 	home   string
 	sock   string
-	daemon *proc
-	web    *proc
+	daemon *harness.Proc
+	web    *harness.Proc
 	base   string // http://127.0.0.1:PORT
 	token  string
 }
 
-type proc struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	mu     sync.Mutex
-	logs   strings.Builder
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.Write(b)
-}
-
-func (p *proc) String() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
 // stop sends SIGTERM and waits (at most 10 s, then SIGKILL).
-func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
+func stop(p *harness.Proc) {
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
 	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
+	case <-p.Exited:
+	case <-timer.C:
+		p.Cmd.Process.Kill()
+		<-p.Exited
 	}
 }
 
-func start(t testing.TB, home string, args ...string) *proc {
+func start(t testing.TB, home string, args ...string) *harness.Proc {
 	t.Helper()
-	p := &proc{exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = cleanEnv(home)
-	p.cmd.Stderr = p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.exited) }()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = cleanEnv(home)
+	p := harness.Start(t, "zeroclaw "+args[0], cmd, nil)
+	t.Cleanup(func() { stop(p) })
 	return p
 }
 
@@ -140,7 +120,6 @@ func (s *stack) startDaemon() {
 	t.Helper()
 	p := start(t, s.home, "daemon", "--log-level", "warn")
 	s.daemon = p
-	t.Cleanup(p.stop)
 	deadline := time.Now().Add(30 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -150,12 +129,12 @@ func (s *stack) startDaemon() {
 			return
 		}
 		select {
-		case <-p.exited:
-			t.Fatalf("the daemon exited: %s", p)
+		case <-p.Exited:
+			t.Fatalf("the daemon exited: %s", p.Stderr)
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the daemon did not serve at %s: %s", s.sock, p)
+			t.Fatalf("the daemon did not serve at %s: %s", s.sock, p.Stderr)
 		}
 	}
 }
@@ -164,20 +143,15 @@ func (s *stack) startDaemon() {
 func (s *stack) startWeb(extra ...string) {
 	t := s.t
 	t.Helper()
-	p := &proc{exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, append([]string{"web", "--listen", "127.0.0.1:0"}, extra...)...)
-	p.cmd.Env = cleanEnv(s.home)
-	p.cmd.Stderr = p
-	out, err := p.cmd.StdoutPipe()
+	cmd := exec.Command(binary, append([]string{"web", "--listen", "127.0.0.1:0"}, extra...)...)
+	cmd.Env = cleanEnv(s.home)
+	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.exited) }()
+	p := harness.Start(t, "zeroclaw web", cmd, nil)
+	t.Cleanup(func() { stop(p) })
 	s.web = p
-	t.Cleanup(p.stop)
 	lines := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(out).ReadString('\n')
@@ -194,7 +168,7 @@ func (s *stack) startWeb(extra ...string) {
 	case line := <-lines:
 		i := strings.Index(line, "http://")
 		if i < 0 {
-			t.Fatalf("zeroclaw web printed %q; stderr: %s", line, p)
+			t.Fatalf("zeroclaw web printed %q; stderr: %s", line, p.Stderr)
 		}
 		u, err := url.Parse(strings.TrimSpace(line[i:]))
 		if err != nil {
@@ -203,7 +177,7 @@ func (s *stack) startWeb(extra ...string) {
 		s.base = "http://" + u.Host
 		s.token = strings.TrimPrefix(u.Fragment, "token=")
 	case <-time.After(30 * time.Second):
-		t.Fatalf("zeroclaw web printed no URL within 30 s: %s", p)
+		t.Fatalf("zeroclaw web printed no URL within 30 s: %s", p.Stderr)
 	}
 }
 
