@@ -151,6 +151,7 @@ func soakMain(args []string) int {
 }
 
 func runSoak(parent context.Context, o soakOptions, log io.Writer) (*soakReport, error) {
+	log = &lockedWriter{w: log} // the workers and the fault loop write to it at once
 	r := &soakReport{Options: o}
 	if o.Zeroclaw == "" {
 		dir, err := os.MkdirTemp("", "zcsoakbin")
@@ -442,4 +443,16 @@ func (r *soakReport) summarize(w io.Writer) {
 	if r.Pass {
 		fmt.Fprintln(w, "soak: pass")
 	}
+}
+
+// lockedWriter serializes the writes of several goroutines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
