@@ -35,14 +35,27 @@ const (
 )
 
 // queryTerms are the distinct words of text (lowercased runs of letters and
-// digits) less the stop words, at most maxQueryTerms.
+// digits) less the stop words, at most maxQueryTerms: the scan stops there, so a
+// long prompt costs the words up to its 32nd distinct one, not a copy of itself.
 func queryTerms(text string) []string {
 	seen := map[string]bool{}
 	var terms []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	}) {
-		if seen[w] || stopWords[w] || len(terms) == maxQueryTerms {
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }
+	for i := 0; i < len(text) && len(terms) < maxQueryTerms; {
+		start := strings.IndexFunc(text[i:], isWord)
+		if start < 0 {
+			break
+		}
+		start += i
+		end := strings.IndexFunc(text[start:], func(r rune) bool { return !isWord(r) })
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		i = end
+		w := strings.ToLower(text[start:end])
+		if seen[w] || stopWords[w] {
 			continue
 		}
 		seen[w] = true

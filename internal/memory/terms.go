@@ -7,16 +7,21 @@ import (
 )
 
 // termCounts remembers how many memories hold a word, as far as the keyword
-// search counted it (termBudget+1 or commonTerm+1; never a count of none), so that the words a user uses
+// search counted it (termBudget+1 or commonTerm+1), so that the words a user uses
 // again and again are not counted at every turn. A count only steers which words a
 // search uses, never what it finds, so one that is a little stale is harmless: the
 // cache is emptied after maxTermWrites writes or termTTL, whichever comes first,
-// and holds at most maxTerms words.
+// and holds at most maxTerms words. A word no memory holds is another matter (it
+// would never be searched), so those are remembered apart, in zeros, until the next
+// write: the words of every turn's prompt on a store without memories of them then
+// cost no query at all.
 type termCounts struct {
 	mu      sync.Mutex
 	counts  map[termKey]int
 	writes  int
 	started time.Time
+	zeros   map[string]bool
+	epoch   uint64 // the writes begun or ended; a count that saw one change keeps no zero
 }
 
 type termKey struct {
@@ -26,7 +31,7 @@ type termKey struct {
 
 const (
 	maxTerms      = 8192
-	maxTermWrites = 256
+	maxTermWrites = 512 // 256 writes: wrote is called before and after each
 	termTTL       = 10 * time.Minute
 )
 
@@ -39,13 +44,19 @@ func (c *termCounts) get(ctx context.Context, now time.Time, terms []string, upT
 	if c.counts == nil || len(c.counts) > maxTerms || c.writes > maxTermWrites || now.Sub(c.started) > termTTL {
 		c.counts, c.writes, c.started = map[termKey]int{}, 0, now
 	}
+	if c.zeros == nil || len(c.zeros) > maxTerms {
+		c.zeros = map[string]bool{}
+	}
 	for _, t := range terms {
 		if n, ok := c.counts[termKey{t, upTo}]; ok {
 			out[t] = n
+		} else if c.zeros[t] {
+			out[t] = 0
 		} else {
 			missing = append(missing, t)
 		}
 	}
+	epoch := c.epoch
 	c.mu.Unlock()
 	if len(missing) == 0 {
 		return out, nil
@@ -55,19 +66,27 @@ func (c *termCounts) get(ctx context.Context, now time.Time, terms []string, upT
 		return nil, err
 	}
 	c.mu.Lock()
-	for t, n := range counted {
+	for _, t := range missing {
+		n := counted[t]
 		out[t] = n
-		if n > 0 { // a word no memory held yet is counted again: the next write may hold it
+		switch {
+		case n > 0:
 			c.counts[termKey{t, upTo}] = n
+		case epoch == c.epoch: // no write began or ended while it was counted
+			c.zeros[t] = true
 		}
 	}
 	c.mu.Unlock()
 	return out, nil
 }
 
-// wrote counts a write that may have changed the counts.
+// wrote is called before and after a write that may change the counts: it forgets
+// the words no memory held (a count running across the write keeps none either),
+// and counts the write against the cache of the others.
 func (c *termCounts) wrote() {
 	c.mu.Lock()
 	c.writes++
+	c.epoch++
+	c.zeros = nil
 	c.mu.Unlock()
 }
