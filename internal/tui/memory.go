@@ -107,13 +107,7 @@ func (m *Model) forgetMemory(id string) tea.Cmd {
 		}
 		return func(m *Model) tea.Cmd {
 			if m.picker != nil && m.picker.kind == pickMemory {
-				for i, it := range m.picker.items {
-					if it.id == id {
-						m.picker.items = append(m.picker.items[:i:i], m.picker.items[i+1:]...)
-						m.picker.cur = max(0, min(m.picker.cur, len(m.picker.items)-1))
-						break
-					}
-				}
+				m.picker.drop(id)
 			}
 			m.notice("forgot memory "+id, false)
 			return nil

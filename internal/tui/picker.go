@@ -195,6 +195,17 @@ func (p *picker) key(k tea.KeyPressMsg, m *Model) tea.Cmd {
 	return nil
 }
 
+// drop takes the item id out of the list, keeping the cursor within it.
+func (p *picker) drop(id string) {
+	for i, it := range p.items {
+		if it.id == id {
+			p.items = append(p.items[:i:i], p.items[i+1:]...)
+			p.cur = max(0, min(p.cur, len(p.items)-1))
+			return
+		}
+	}
+}
+
 func (p *picker) view(th theme, width, height int) string {
 	var b strings.Builder
 	b.WriteString(th.bold.Render(clip(p.title, width)))
@@ -285,13 +296,7 @@ func (m *Model) deleteSession(sid string) tea.Cmd {
 		}
 		return func(m *Model) tea.Cmd {
 			if m.picker != nil {
-				for i, it := range m.picker.items {
-					if it.id == sid {
-						m.picker.items = append(m.picker.items[:i:i], m.picker.items[i+1:]...)
-						m.picker.cur = max(0, min(m.picker.cur, len(m.picker.items)-1))
-						break
-					}
-				}
+				m.picker.drop(sid)
 			}
 			m.notice("deleted session "+sid, false)
 			return nil
