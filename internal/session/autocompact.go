@@ -128,7 +128,8 @@ func (h *hooks) compactNow(ctx context.Context, msgs []llm.Message, est, window 
 	if ctx.Err() != nil {
 		return msgs
 	}
-	before := contextSize(msgs)
+	kept := contextSize(msgs[keep:]) // counted once: the turn's prompt may be most of it
+	before := contextSize(msgs[:keep]) + kept
 	rec := store.Compaction{TurnID: randomID("turn_"), Before: before, After: before,
 		Usage: store.Totals{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens}}
 	var next []llm.Message
@@ -137,7 +138,7 @@ func (h *hooks) compactNow(ctx context.Context, msgs []llm.Message, est, window 
 			{Role: llm.RoleUser, Text: CompactedPrompt},
 			{Role: llm.RoleAssistant, Text: summary},
 		}, msgs[keep:]...)
-		if after := contextSize(next); after < before {
+		if after := contextSize(next[:2]) + kept; after < before {
 			rec.After, rec.Snapshot = after, next
 		}
 	} else {

@@ -137,7 +137,7 @@ func (s *Store) Trim(ctx context.Context, sessionID string, snapshot []llm.Messa
 		return err
 	}
 	return s.write(ctx, OpTrim, func(tx *sql.Tx) error {
-		if err := sessionExists(ctx, tx, sessionID); err != nil {
+		if err := s.sessionWritten(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		return s.trimTx(ctx, tx, sessionID, enc, boundary)
@@ -147,20 +147,16 @@ func (s *Store) Trim(ctx context.Context, sessionID string, snapshot []llm.Messa
 // trimTx stores the snapshot enc covering the checkpoints up to boundary and
 // deletes those (Trim).
 func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []byte, boundary int64) error {
-	if err := checkBoundary(ctx, tx, sessionID, boundary); err != nil {
+	if err := s.checkBoundary(ctx, tx, sessionID, boundary); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, messages, boundary) VALUES (?, ?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages, boundary = excluded.boundary`,
-		sessionID, string(enc), boundary); err != nil {
+	if _, err := s.exec(ctx, tx, qStoreSnapshot, sessionID, string(enc), boundary); err != nil {
 		return fmt.Errorf("store: trimming %s: storing the snapshot: %w", sessionID, err)
 	}
 	// Each candidate's turn is looked up by its key: a NOT IN over the session's
 	// running turns read every turn the session ever had, on every trim (the turn
 	// cost grew with the history: docs/protocol.md, "A daemon that runs for months").
-	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2
-		AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1 AND t.turn_id = checkpoints.turn_id AND t.state = 'running')`,
-		sessionID, boundary); err != nil {
+	if _, err := s.exec(ctx, tx, qDropCoveredByTrim, sessionID, boundary); err != nil {
 		return fmt.Errorf("store: trimming %s: deleting covered checkpoints: %w", sessionID, err)
 	}
 	return nil
@@ -183,7 +179,7 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 		return fmt.Errorf("%w: none kept", ErrNotContiguous)
 	}
 	return s.write(ctx, OpTrim, func(tx *sql.Tx) error {
-		if err := sessionExists(ctx, tx, sessionID); err != nil {
+		if err := s.sessionWritten(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		// Counted in SQL, not read row by row: a session at its limit trims on
@@ -199,8 +195,7 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 			}
 		}
 		var n, first, last int64
-		if err := tx.QueryRowContext(ctx, "SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0) FROM checkpoints WHERE session_id = ? AND id >= ?",
-			sessionID, kept[0]).Scan(&n, &first, &last); err != nil {
+		if err := s.queryRow(ctx, tx, qCheckpointsFrom, []any{sessionID, kept[0]}, &n, &first, &last); err != nil {
 			return fmt.Errorf("store: trimming %s: %w", sessionID, err)
 		}
 		if n != int64(len(kept)) || first != kept[0] || last != kept[len(kept)-1] {
@@ -210,12 +205,12 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 	})
 }
 
-func checkBoundary(ctx context.Context, tx *sql.Tx, sessionID string, boundary int64) error {
+func (s *Store) checkBoundary(ctx context.Context, tx *sql.Tx, sessionID string, boundary int64) error {
 	var prev, last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, "SELECT boundary FROM snapshots WHERE session_id = ?", sessionID).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := s.queryRow(ctx, tx, qSnapshotBoundary, []any{sessionID}, &prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: trimming %s: %w", sessionID, err)
 	}
-	if err := tx.QueryRowContext(ctx, "SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'").Scan(&last); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := s.queryRow(ctx, tx, qLastCheckpointID, nil, &last); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: trimming %s: %w", sessionID, err)
 	}
 	switch {

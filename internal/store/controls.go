@@ -117,8 +117,7 @@ func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) err
 			return nil
 		}
 		var boundary int64
-		if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT max(id) FROM checkpoints WHERE session_id = ?1), 0),
-			coalesce((SELECT boundary FROM snapshots WHERE session_id = ?1), 0))`, sessionID).Scan(&boundary); err != nil {
+		if err := s.queryRow(ctx, tx, qCoveredBoundary, []any{sessionID}, &boundary); err != nil {
 			return fmt.Errorf("store: compacting %s: %w", sessionID, err)
 		}
 		return s.trimTx(ctx, tx, sessionID, enc, boundary)

@@ -24,4 +24,18 @@ const (
 	qSetOperationResult     = "UPDATE operations SET stop_reason = ?, text = ?, input_tokens = ?, output_tokens = ? WHERE session_id = ? AND turn_id = ? AND stop_reason IS NULL"
 )
 
+// The statements of a trim and a compaction (context.go, controls.go), prepared
+// too: a session compacting on its own does so on most turns of a long context,
+// and parsing these cost a third of what the compaction's write did.
+const (
+	qSnapshotBoundary  = "SELECT boundary FROM snapshots WHERE session_id = ?"
+	qLastCheckpointID  = "SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'"
+	qCoveredBoundary   = "SELECT max(coalesce((SELECT max(id) FROM checkpoints WHERE session_id = ?1), 0), coalesce((SELECT boundary FROM snapshots WHERE session_id = ?1), 0))"
+	qCheckpointsFrom   = "SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0) FROM checkpoints WHERE session_id = ? AND id >= ?"
+	qStoreSnapshot     = "INSERT INTO snapshots (session_id, messages, boundary) VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages, boundary = excluded.boundary"
+	qDropCoveredByTrim = "DELETE FROM checkpoints WHERE session_id = ?1 AND id <= ?2 AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1 AND t.turn_id = checkpoints.turn_id AND t.state = 'running')"
+)
+
+var trimQueries = []string{qSnapshotBoundary, qLastCheckpointID, qCoveredBoundary, qCheckpointsFrom, qStoreSnapshot, qDropCoveredByTrim}
+
 var turnQueries = []string{qTouchSession, qTouchAddUsage, qAddUsage, qTurnExists, qInsertTurn, qInsertCheckpoint, qTurnState, qTurnCheckpointIDs, qCheckpointMessage, qSetTurnState, qMessageCount, qSetMessageCount, qInsertOperation, qDropCoveredCheckpoints, qInsertRow, qForgetOperations, qSetOperationResult}

@@ -313,7 +313,17 @@ func boolInt(b bool) int {
 // sessionExists reports ErrNotFound for a missing session.
 func sessionExists(ctx context.Context, tx *sql.Tx, id string) error {
 	var one int
-	err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(&one)
+	return existence(tx.QueryRowContext(ctx, qSessionExists, id).Scan(&one), id)
+}
+
+// sessionWritten is sessionExists in a write transaction, with the prepared query.
+func (s *Store) sessionWritten(ctx context.Context, tx *sql.Tx, id string) error {
+	var one int
+	return existence(s.queryRow(ctx, tx, qSessionExists, []any{id}, &one), id)
+}
+
+// existence is the error of a lookup of session id that returned err.
+func existence(err error, id string) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: session %s", ErrNotFound, id)
 	}

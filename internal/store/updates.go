@@ -24,7 +24,7 @@ const (
 	qRaiseMark = "UPDATE sessions SET seq_mark = max(seq_mark, ?) WHERE id = ?"
 )
 
-var preparedQueries = append([]string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qDropRuns, qSetKept, qRaiseMark, qInsertSession}, turnQueries...)
+var preparedQueries = append([]string{qSessionExists, qStoredSeq, qInsertRun, qCountKept, qRuns, qDropRuns, qSetKept, qRaiseMark, qInsertSession}, append(turnQueries, trimQueries...)...)
 
 // exec runs one of preparedQueries in tx.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
