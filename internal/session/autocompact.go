@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/llm"
 	"github.com/zeroclaw-labs/zeroclaw-go/internal/store"
@@ -139,7 +140,7 @@ func (h *hooks) compactNow(ctx context.Context, msgs []llm.Message, est, window 
 			{Role: llm.RoleAssistant, Text: summary},
 		}, msgs[keep:]...)
 		if after := contextSize(next[:2]) + kept; after < before {
-			rec.After, rec.Snapshot = after, next
+			rec.After, rec.Snapshot, rec.Kept = after, next, keptIDs(msgs[keep:], t.ids)
 		}
 	} else {
 		var se *Error
@@ -171,6 +172,17 @@ func (h *hooks) compactNow(ctx context.Context, msgs []llm.Message, est, window 
 	}
 	s.publish(&Update{Type: HistoryCompacted, Before: rec.Before, After: rec.After, Auto: true})
 	return rec.Snapshot
+}
+
+// keptIDs are the checkpoint ids of kept, the tail of a turn's messages that a
+// compaction keeps: the last of the turn's stored ids, one a message, since every
+// message the turn added before a model call was stored, in order, when it was
+// added (hooks.go, steer.go). nil when kept reaches back past the turn.
+func keptIDs(kept []llm.Message, turn []int64) []int64 {
+	if len(kept) == 0 || len(kept) > len(turn) {
+		return nil
+	}
+	return slices.Clone(turn[len(turn)-len(kept):])
 }
 
 // lastPrompt is the index of the last user message of msgs, or -1.

@@ -144,6 +144,43 @@ func (s *Store) Trim(ctx context.Context, sessionID string, snapshot []llm.Messa
 	})
 }
 
+// newestAre is nil when kept (not empty) are exactly the session's checkpoints
+// from kept[0] on, ErrNotContiguous (wrapped) when they are not.
+func (s *Store) newestAre(ctx context.Context, tx *sql.Tx, sessionID string, kept []int64) error {
+	for i := 1; i < len(kept); i++ {
+		if kept[i] <= kept[i-1] {
+			return fmt.Errorf("%w: %d after %d", ErrNotContiguous, kept[i], kept[i-1])
+		}
+	}
+	var n, first, last int64
+	if err := s.queryRow(ctx, tx, qCheckpointsFrom, []any{sessionID, kept[0]}, &n, &first, &last); err != nil {
+		return fmt.Errorf("store: trimming %s: %w", sessionID, err)
+	}
+	if n != int64(len(kept)) || first != kept[0] || last != kept[len(kept)-1] {
+		return fmt.Errorf("%w: %d stored from %d (%d to %d), %d kept", ErrNotContiguous, n, kept[0], first, last, len(kept))
+	}
+	return nil
+}
+
+// keepsNewest reports whether a snapshot may end at kept[0] and leave kept as its
+// checkpoints: they are the session's newest (newestAre), and the boundary before
+// them does not move back over the current one.
+func (s *Store) keepsNewest(ctx context.Context, tx *sql.Tx, sessionID string, kept []int64) (bool, error) {
+	if kept[0] <= 0 {
+		return false, nil
+	}
+	if err := s.newestAre(ctx, tx, sessionID, kept); errors.Is(err, ErrNotContiguous) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	var prev sql.NullInt64
+	if err := s.queryRow(ctx, tx, qSnapshotBoundary, []any{sessionID}, &prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	return !prev.Valid || kept[0]-1 >= prev.Int64, nil
+}
+
 // trimTx stores the snapshot enc covering the checkpoints up to boundary and
 // deletes those (Trim).
 func (s *Store) trimTx(ctx context.Context, tx *sql.Tx, sessionID string, enc []byte, boundary int64) error {
@@ -189,17 +226,8 @@ func (s *Store) TrimBefore(ctx context.Context, sessionID string, kept []int64) 
 		// ones the session stored: they are the session's checkpoints from kept[0]
 		// on when as many are stored from kept[0] on, the first being kept[0] and the
 		// last the last of kept.
-		for i := 1; i < len(kept); i++ {
-			if kept[i] <= kept[i-1] {
-				return fmt.Errorf("%w: %d after %d", ErrNotContiguous, kept[i], kept[i-1])
-			}
-		}
-		var n, first, last int64
-		if err := s.queryRow(ctx, tx, qCheckpointsFrom, []any{sessionID, kept[0]}, &n, &first, &last); err != nil {
-			return fmt.Errorf("store: trimming %s: %w", sessionID, err)
-		}
-		if n != int64(len(kept)) || first != kept[0] || last != kept[len(kept)-1] {
-			return fmt.Errorf("%w: %d stored from %d (%d to %d), %d kept", ErrNotContiguous, n, kept[0], first, last, len(kept))
+		if err := s.newestAre(ctx, tx, sessionID, kept); err != nil {
+			return err
 		}
 		return s.trimTx(ctx, tx, sessionID, []byte("[]"), kept[0]-1)
 	})

@@ -65,21 +65,31 @@ type Compaction struct {
 	Before      int
 	After       int
 	Snapshot    []llm.Message
-	Cancelled   bool   // session/cancel stopped the summary: nothing was replaced
-	Usage       Totals // the summary's model call, added to the session's totals
+	// Kept, when not empty, are the checkpoint ids of Snapshot's last len(Kept)
+	// messages, oldest first: the messages a compaction keeps as they are after
+	// its summary (an automatic one keeps its turn's prompt and what followed it).
+	// When they are the session's newest checkpoints, the snapshot stored is only
+	// what comes before them, and they stay checkpoints after its boundary, as
+	// TrimBefore keeps them: a long prompt is not encoded and written again.
+	Kept      []int64
+	Cancelled bool   // session/cancel stopped the summary: nothing was replaced
+	Usage     Totals // the summary's model call, added to the session's totals
 }
 
 // Compact records a compaction in one transaction: a turn row of its own (complete,
 // with no checkpoints and no transcript rows), its operation id with the outcome
 // when it has one, the summary's usage, and, when it compacted, the new snapshot as
-// Trim stores it, covering every checkpoint of the session (call it holding the
+// Trim stores it, covering every checkpoint of the session but those it Kept (call it holding the
 // session's turn slot, so that none is being written). The visible transcript is
 // untouched. ErrNotFound when there is no such session.
 func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) error {
 	var enc []byte
+	if len(c.Kept) > len(c.Snapshot) {
+		return fmt.Errorf("store: compacting %s: %d kept of a snapshot of %d", sessionID, len(c.Kept), len(c.Snapshot))
+	}
 	if c.Snapshot != nil {
 		var err error
-		if enc, err = encodeMessages(c.Snapshot); err != nil {
+		if enc, err = encodeMessages(c.Snapshot[:len(c.Snapshot)-len(c.Kept)]); err != nil {
 			return err
 		}
 	}
@@ -115,6 +125,18 @@ func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) err
 		}
 		if enc == nil {
 			return nil
+		}
+		if len(c.Kept) > 0 {
+			ok, err := s.keepsNewest(ctx, tx, sessionID, c.Kept)
+			if err != nil {
+				return fmt.Errorf("store: compacting %s: %w", sessionID, err)
+			}
+			if ok {
+				return s.trimTx(ctx, tx, sessionID, enc, c.Kept[0]-1)
+			}
+			if enc, err = encodeMessages(c.Snapshot); err != nil { // the whole of it, then
+				return err
+			}
 		}
 		var boundary int64
 		if err := s.queryRow(ctx, tx, qCoveredBoundary, []any{sessionID}, &boundary); err != nil {

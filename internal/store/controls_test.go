@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -124,4 +125,104 @@ func TestForkCopiesTranscriptControlsAndContext(t *testing.T) {
 		t.Errorf("fork onto a taken id: %v, want ErrExists", err)
 	}
 	mustNotExist(t, s.Fork(ctx, "nope", Session{ID: "x", Owner: "a", Agent: "a", Workspace: "/w"}, Controls{}, nil))
+}
+
+// snapshotOf returns the stored snapshot's message count and boundary.
+func snapshotOf(t *testing.T, s *Store, sessionID string) (int, int64) {
+	t.Helper()
+	var raw []byte
+	var boundary int64
+	if err := s.w.QueryRowContext(ctx, "SELECT messages, boundary FROM snapshots WHERE session_id = ?", sessionID).
+		Scan(&raw, &boundary); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := decodeMessages(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(msgs), boundary
+}
+
+func texts(msgs []llm.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// An automatic compaction in a running turn keeps the turn's prompt and what
+// followed it as the checkpoints they are: the snapshot stores only the summary,
+// and the context, before and after the turn ends and after a reopen, is the
+// summary then those messages.
+func TestCompactKeepsTheNewestCheckpointsOutOfTheSnapshot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openAt(t, path)
+	create(t, s, "s1")
+	turn(t, s, "s1", "t1", user("old question"), assistant("old answer"))
+	ids := checkpoints(t, s, "s1", "t2", user("a long prompt"), assistant("", call("c1", "shell", "{}")), result("c1", "shell", "out"))
+	summary := []llm.Message{user("Summarise"), assistant("the summary")}
+	kept := []llm.Message{user("a long prompt"), assistant("", call("c1", "shell", "{}")), result("c1", "shell", "out")}
+	err := s.Compact(ctx, "s1", Compaction{TurnID: "c1", Before: 100, After: 10,
+		Snapshot: append(slices.Clone(summary), kept...), Kept: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Summarise", "the summary", "a long prompt", "", "out"}
+	if n, boundary := snapshotOf(t, s, "s1"); n != 2 || boundary != ids[0]-1 {
+		t.Errorf("snapshot of %d messages to %d; want the summary's 2, to %d", n, boundary, ids[0]-1)
+	}
+	if msgs, err := s.Context(ctx, "s1"); err != nil || !slices.Equal(texts(msgs), want) {
+		t.Errorf("Context in the turn = %q, %v; want %q", texts(msgs), err, want)
+	}
+	if _, err := s.AppendCheckpoint(ctx, "s1", "t2", assistant("done")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndTurn(ctx, "s1", "t2"); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "done")
+	if msgs, err := s.Context(ctx, "s1"); err != nil || !slices.Equal(texts(msgs), want) {
+		t.Errorf("Context after the turn = %q, %v; want %q", texts(msgs), err, want)
+	}
+	s.Close()
+	s = openAt(t, path)
+	if msgs, err := s.Context(ctx, "s1"); err != nil || !slices.Equal(texts(msgs), want) {
+		t.Errorf("Context after a reopen = %q, %v; want %q", texts(msgs), err, want)
+	}
+}
+
+// Kept ids that are not the session's newest checkpoints, or whose boundary would
+// move back over the current one, are stored the old way: the whole snapshot,
+// covering every checkpoint.
+func TestCompactStoresTheWholeSnapshotWhenTheKeptAreNotTheNewest(t *testing.T) {
+	s := open(t)
+	create(t, s, "s1")
+	ids := checkpoints(t, s, "s1", "t1", user("prompt"), assistant("", call("c1", "shell", "{}")), result("c1", "shell", "out"))
+	snap := []llm.Message{user("S"), assistant("sum"), user("prompt")}
+	// The prompt alone is not what the session's newest checkpoints are.
+	if err := s.Compact(ctx, "s1", Compaction{TurnID: "c1", Before: 9, After: 3, Snapshot: snap, Kept: ids[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	if n, boundary := snapshotOf(t, s, "s1"); n != 3 || boundary != ids[2] {
+		t.Errorf("snapshot of %d messages to %d; want all 3, to %d", n, boundary, ids[2])
+	}
+	if msgs, _ := s.Context(ctx, "s1"); !slices.Equal(texts(msgs), []string{"S", "sum", "prompt"}) {
+		t.Errorf("Context = %q", texts(msgs))
+	}
+	// Now the newest, but before the boundary the first compaction set.
+	snap = []llm.Message{user("S2"), assistant("sum2"), assistant("", call("c1", "shell", "{}")), result("c1", "shell", "out")}
+	if err := s.Compact(ctx, "s1", Compaction{TurnID: "c2", Before: 9, After: 3, Snapshot: snap, Kept: ids[1:]}); err != nil {
+		t.Fatal(err)
+	}
+	if n, boundary := snapshotOf(t, s, "s1"); n != 4 || boundary != ids[2] {
+		t.Errorf("snapshot of %d messages to %d; want all 4, to %d", n, boundary, ids[2])
+	}
+	if msgs, _ := s.Context(ctx, "s1"); !slices.Equal(texts(msgs), []string{"S2", "sum2", "", "out"}) {
+		t.Errorf("Context = %q", texts(msgs))
+	}
+	err := s.Compact(ctx, "s1", Compaction{TurnID: "c3", Before: 9, After: 3, Snapshot: snap[:1], Kept: ids})
+	if err == nil {
+		t.Error("a compaction keeping more messages than its snapshot has was stored")
+	}
 }
