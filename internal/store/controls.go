@@ -79,9 +79,9 @@ type Compaction struct {
 // Compact records a compaction in one transaction: a turn row of its own (complete,
 // with no checkpoints and no transcript rows), its operation id with the outcome
 // when it has one, the summary's usage, and, when it compacted, the new snapshot as
-// Trim stores it, covering every checkpoint of the session but those it Kept (call it holding the
-// session's turn slot, so that none is being written). The visible transcript is
-// untouched. ErrNotFound when there is no such session.
+// Trim stores it, covering every checkpoint of the session but those it Kept (call
+// it holding the session's turn slot, so that none is being written). The visible
+// transcript is untouched. ErrNotFound when there is no such session.
 func (s *Store) Compact(ctx context.Context, sessionID string, c Compaction) error {
 	var enc []byte
 	if len(c.Kept) > len(c.Snapshot) {
